@@ -1,0 +1,423 @@
+/**
+ * BugFix tasks: tiny functions with exactly one injected bug, an issue text and a hidden test.
+ *
+ * Five bug kinds, each fixed by one edit operation. The operation is readable from the source
+ * (each bug leaves a small token pattern that correct code never has), never from the issue.
+ * Held-out tasks use function templates that never occur in training.
+ */
+import type { Rng } from '../rng.js';
+import { callFunction, codeTokens, equal, parseFunction, show, type Value } from './pylite.js';
+
+export const OPS = ['fix_comparison', 'fix_off_by_one', 'fix_operator', 'fix_return', 'fix_init'] as const;
+export type Op = (typeof OPS)[number];
+
+export function isOp(x: string): x is Op {
+  return (OPS as readonly string[]).includes(x);
+}
+
+export type Split = 'train' | 'heldout';
+
+export interface TestCase {
+  args: Value[];
+  expected: Value;
+}
+
+export interface Task {
+  /** Stable id, for example `train-03`. */
+  id: string;
+  split: Split;
+  /** The function template the task was made from. */
+  template: string;
+  /** The operation that fixes the bug (what `inferOp(source)` recovers). */
+  kind: Op;
+  /** The function's name as it appears in the source and the issue. */
+  fname: string;
+  /** The buggy source, Python-like, 4-space indentation. */
+  source: string;
+  /** The issue text (prompt): names the function and a symptom that does not identify the kind. */
+  issue: string;
+  /** The visible test that the `test` tool runs. */
+  visible: TestCase;
+  /** The hidden test that grades a submission (all cases must pass). */
+  hidden: TestCase[];
+  /** Identifiers of the source that renaming may change (the function name first). */
+  identifiers: string[];
+}
+
+interface Template {
+  name: string;
+  split: Split;
+  /** The correct function. */
+  source: string;
+  /** Argument tuples; the first one is the visible test. Expected values come from the correct code. */
+  cases: Value[][];
+}
+
+const TEMPLATES: Template[] = [
+  {
+    name: 'count_above',
+    split: 'train',
+    source:
+      'def count_above(xs, t):\n    c = 0\n    for x in xs:\n        if x > t:\n            c += 1\n    return c',
+    cases: [
+      [[6, 4, 1, 8], 4],
+      [[5, 5, 9], 5],
+      [[], 3],
+      [[7, 2, 7], 2],
+    ],
+  },
+  {
+    name: 'sum_above',
+    split: 'train',
+    source:
+      'def sum_above(xs, t):\n    s = 0\n    for x in xs:\n        if x > t:\n            s += x\n    return s',
+    cases: [
+      [[6, 4, 1, 8], 4],
+      [[3, 3, 5], 3],
+      [[], 1],
+      [[9, 1], 0],
+    ],
+  },
+  {
+    name: 'count_below',
+    split: 'train',
+    source:
+      'def count_below(xs, t):\n    c = 0\n    for x in xs:\n        if x < t:\n            c += 1\n    return c',
+    cases: [
+      [[2, 4, 7, 1], 4],
+      [[1, 5, 5], 5],
+      [[], 2],
+      [[0, 9, 0], 1],
+    ],
+  },
+  {
+    name: 'sum_below',
+    split: 'train',
+    source:
+      'def sum_below(xs, t):\n    s = 0\n    for x in xs:\n        if x < t:\n            s += x\n    return s',
+    cases: [
+      [[2, 4, 7, 1], 4],
+      [[3, 6, 6], 6],
+      [[], 5],
+      [[1, 2, 8], 3],
+    ],
+  },
+  {
+    name: 'sum_sq_above',
+    split: 'heldout',
+    source:
+      'def sum_sq_above(xs, t):\n    s = 0\n    for x in xs:\n        if x > t:\n            s += x * x\n    return s',
+    cases: [
+      [[5, 3, 2, 6], 3],
+      [[4, 4, 1], 2],
+      [[], 0],
+    ],
+  },
+  {
+    name: 'count_between',
+    split: 'heldout',
+    source:
+      'def count_between(xs, lo, hi):\n    c = 0\n    for x in xs:\n        if x > lo and x < hi:\n            c += 1\n    return c',
+    cases: [
+      [[5, 3, 9, 6], 3, 7],
+      [[2, 2, 4], 1, 3],
+      [[], 0, 9],
+    ],
+  },
+];
+
+/** Symptoms the issue may state; none of them identifies the bug kind. */
+export const SYMPTOMS = ['wrong result', 'test fails', 'bad output'] as const;
+
+/** Pools that `randomizeNames` draws identifiers from. */
+export const FUNCTION_NAMES = [
+  'f',
+  'g',
+  'h',
+  'calc',
+  'solve',
+  'run',
+  'scan',
+  'tally',
+  'check',
+  'agg',
+] as const;
+export const VARIABLE_NAMES = [
+  'a',
+  'b',
+  'k',
+  'm',
+  'n',
+  'p',
+  'q',
+  'r',
+  'u',
+  'v',
+  'w',
+  'y',
+  'z',
+  'acc',
+  'val',
+] as const;
+
+/** Python-like layout of one line of code tokens. */
+export function formatTokens(tokens: readonly string[]): string {
+  let out = '';
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i];
+    const prev = tokens[i - 1];
+    const tight =
+      i === 0 ||
+      [')', ']', ',', ':'].includes(t) ||
+      prev === '(' ||
+      prev === '[' ||
+      ((t === '(' || t === '[') && /^[A-Za-z_]/.test(prev ?? '') && !KEYWORDS.has(prev ?? ''));
+    out += (tight ? '' : ' ') + t;
+  }
+  return out;
+}
+
+const KEYWORDS = new Set(['def', 'for', 'in', 'if', 'else', 'return', 'and', 'or', 'not']);
+
+function mapSource(source: string, f: (tokens: string[], lineIndex: number) => string[]): string {
+  return source
+    .split('\n')
+    .map((line, i) => {
+      const indent = line.length - line.trimStart().length;
+      return ' '.repeat(indent) + formatTokens(f(codeTokens(line), i));
+    })
+    .join('\n');
+}
+
+/** The token projection of a source that the `read` tool returns (about 20 to 30 tokens). */
+export function compactSource(source: string): string {
+  return source
+    .split('\n')
+    .flatMap((l) => codeTokens(l))
+    .join(' ');
+}
+
+/** Inject the bug of `kind` into a correct source. */
+function injectBug(source: string, kind: Op): string {
+  let done = false;
+  const out = mapSource(source, (t) => {
+    if (done) return t;
+    const r = t.slice();
+    switch (kind) {
+      case 'fix_comparison': {
+        const i = r.findIndex((x) => x === '>' || x === '<');
+        if (t[0] === 'if' && i >= 0) {
+          r[i] = `${r[i]}=`;
+          done = true;
+        }
+        break;
+      }
+      case 'fix_off_by_one':
+        if (t[0] === 'for') {
+          r.splice(r.length - 1, 0, '[', '1', ':', ']');
+          done = true;
+        }
+        break;
+      case 'fix_operator': {
+        const i = r.indexOf('+=');
+        if (i >= 0) {
+          r[i] = '-=';
+          done = true;
+        }
+        break;
+      }
+      case 'fix_return':
+        if (t[0] === 'return') {
+          done = true;
+          return ['return', 'None'];
+        }
+        break;
+      case 'fix_init':
+        if (t.length === 3 && t[1] === '=' && t[2] === '0') {
+          r[2] = '1';
+          done = true;
+        }
+        break;
+    }
+    return r;
+  });
+  if (!done) throw new Error(`template cannot take bug ${kind}`);
+  return out;
+}
+
+/**
+ * Apply an edit operation to a source; the source comes back unchanged when the operation finds
+ * nothing to fix (an edit is never refused for that: the tool says `ok` either way).
+ */
+export function applyOp(source: string, op: Op): string {
+  let done = false;
+  const lines = source.split('\n');
+  const accumulator = lines.length > 1 ? codeTokens(lines[1])[0] : undefined;
+  return mapSource(source, (t, lineIndex) => {
+    if (done) return t;
+    const r = t.slice();
+    switch (op) {
+      case 'fix_comparison': {
+        const i = r.findIndex((x) => x === '>=' || x === '<=');
+        if (i >= 0) {
+          r[i] = r[i][0];
+          done = true;
+        }
+        break;
+      }
+      case 'fix_off_by_one': {
+        const i = r.indexOf('[');
+        if (t[0] === 'for' && i >= 0 && r[i + 1] === '1' && r[i + 2] === ':' && r[i + 3] === ']') {
+          r.splice(i, 4);
+          done = true;
+        }
+        break;
+      }
+      case 'fix_operator': {
+        const i = r.indexOf('-=');
+        if (i >= 0) {
+          r[i] = '+=';
+          done = true;
+        }
+        break;
+      }
+      case 'fix_return':
+        if (t[0] === 'return' && t[1] === 'None' && accumulator) {
+          done = true;
+          return ['return', accumulator];
+        }
+        break;
+      case 'fix_init':
+        if (lineIndex === 1 && t.length === 3 && t[1] === '=' && t[2] === '1') {
+          r[2] = '0';
+          done = true;
+        }
+        break;
+    }
+    return r;
+  });
+}
+
+/**
+ * The operation that fixes a source, read off its tokens (a deterministic oracle), or null when
+ * the source shows none of the five bug patterns.
+ */
+export function inferOp(source: string): Op | null {
+  const t = source.includes('\n') ? compactSource(source).split(' ') : source.split(/\s+/);
+  if (t.includes('None')) return 'fix_return';
+  if (t.includes('>=') || t.includes('<=')) return 'fix_comparison';
+  if (t.includes('-=')) return 'fix_operator';
+  for (let i = 0; i + 2 < t.length; i++)
+    if (t[i] === '[' && t[i + 1] === '1' && t[i + 2] === ':') return 'fix_off_by_one';
+  for (let i = 0; i + 1 < t.length; i++) if (t[i] === '=' && t[i + 1] === '1') return 'fix_init';
+  return null;
+}
+
+/** Run a source on a test case: true when it returns the expected value (errors fail). */
+export function runCase(source: string, c: TestCase): boolean {
+  try {
+    return equal(callFunction(parseFunction(source), c.args), c.expected);
+  } catch {
+    return false;
+  }
+}
+
+/** True when the source passes every case. */
+export function passes(source: string, cases: readonly TestCase[]): boolean {
+  return cases.every((c) => runCase(source, c));
+}
+
+function makeIssue(fname: string, symptom: string): string {
+  return `fix ${fname} : ${symptom}`;
+}
+
+let cache: Task[] | null = null;
+
+function allTasks(): Task[] {
+  if (cache) return cache;
+  const out: Task[] = [];
+  const counters: Record<Split, number> = { train: 0, heldout: 0 };
+  for (const tpl of TEMPLATES) {
+    const fn = parseFunction(tpl.source);
+    const cases = tpl.cases.map((args) => ({ args, expected: callFunction(fn, args) }));
+    const identifiers = [fn.name, ...collectVariables(tpl.source, fn.name)];
+    OPS.forEach((kind, k) => {
+      const index = counters[tpl.split]++;
+      out.push({
+        id: `${tpl.split}-${String(index).padStart(2, '0')}`,
+        split: tpl.split,
+        template: tpl.name,
+        kind,
+        fname: fn.name,
+        source: injectBug(tpl.source, kind),
+        issue: makeIssue(fn.name, SYMPTOMS[(index + k) % SYMPTOMS.length]),
+        visible: cases[0],
+        hidden: cases,
+        identifiers,
+      });
+    });
+  }
+  cache = out;
+  return out;
+}
+
+function collectVariables(source: string, fname: string): string[] {
+  const names = new Set<string>();
+  for (const line of source.split('\n'))
+    for (const t of codeTokens(line))
+      if (/^[A-Za-z_]\w*$/.test(t) && !KEYWORDS.has(t) && !BUILTINS.has(t) && t !== fname) names.add(t);
+  return [...names];
+}
+
+const BUILTINS = new Set(['None', 'True', 'False', 'len', 'range', 'abs', 'min', 'max']);
+
+/** The tasks of a split: 20 training tasks, 10 held-out tasks from unseen templates, or all 30. */
+export function makeTasks(split: Split | 'all' = 'all'): Task[] {
+  const tasks = allTasks();
+  return split === 'all' ? tasks.slice() : tasks.filter((t) => t.split === split);
+}
+
+/** The names of the function templates of a split. */
+export function templateNames(split: Split | 'all' = 'all'): string[] {
+  return TEMPLATES.filter((t) => split === 'all' || t.split === split).map((t) => t.name);
+}
+
+/**
+ * A copy of the task with the function and its variables renamed from the identifier pools and a
+ * fresh symptom, so that a policy cannot memorise tasks. The bug, its fix and the tests keep
+ * their meaning (renaming changes no behaviour).
+ */
+export function randomizeNames(task: Task, rng: Rng): Task {
+  const [fname, ...vars] = task.identifiers;
+  const newF = rng.choice(FUNCTION_NAMES);
+  const pool = rng.shuffle(VARIABLE_NAMES);
+  const map = new Map<string, string>([[fname, newF]]);
+  for (const [i, v] of vars.entries()) map.set(v, pool[i]);
+  const rename = (t: string[]) => t.map((x) => map.get(x) ?? x);
+  const single = task.issue.includes('\n');
+  const issue = makeIssue(newF, rng.choice(SYMPTOMS));
+  const source = mapSource(task.source, rename);
+  return {
+    ...task,
+    fname: newF,
+    source,
+    issue: single ? `${issue}\n${compactSource(source)}` : issue,
+    identifiers: task.identifiers.map((x) => map.get(x) ?? x),
+  };
+}
+
+/** A copy of the task whose prompt carries the source: `issue + "\n" + compactSource(source)`. */
+export function singleTurn(task: Task): Task {
+  if (task.issue.includes('\n')) return task;
+  return { ...task, issue: `${task.issue}\n${compactSource(task.source)}` };
+}
+
+/** True for a single-turn copy of a task (its prompt carries the source). */
+export function isSingleTurn(task: Task): boolean {
+  return task.issue.includes('\n');
+}
+
+/** The renaming-free description of a case, for messages: `f([1, 2], 3) == 4`. */
+export function showCase(fname: string, c: TestCase): string {
+  return `${fname}(${c.args.map(show).join(', ')}) == ${show(c.expected)}`;
+}

@@ -6,4 +6,7 @@ export * from './gym/scripted.js';
 export * from './gym/tasks.js';
 export * from './gym/tokenizer.js';
 export * from './gym/trajectory-json.js';
+export * from './rl/loss.js';
 export * from './rng.js';
+export * from './runs/run-files.js';
+export * from './tf/backend.js';

@@ -38,6 +38,27 @@ export interface EnvOptions {
   maxEdits?: number;
   /** Exercise 4: end every observation with `turns left N`. */
   showBudget?: boolean;
+  /** Section 12.7 (a): cap each tool output at this many tokens (head and tail kept, `...` between). */
+  obsCap?: number;
+}
+
+/** The marker `capObservation` puts where it cut an observation (a tool word of the vocabulary). */
+export const OBS_CUT_MARKER = '...';
+
+/**
+ * An observation of at most maxTokens tokens: unchanged when it fits, else its first
+ * ceil((maxTokens-1)/2) and last floor((maxTokens-1)/2) tokens with `marker` between.
+ */
+export function capObservation(obsTokens: readonly string[], maxTokens: number): string[];
+export function capObservation<T>(obsTokens: readonly T[], maxTokens: number, marker: T): T[];
+export function capObservation<T>(obsTokens: readonly T[], maxTokens: number, marker?: T): T[] {
+  if (!Number.isInteger(maxTokens) || maxTokens < 1)
+    throw new Error(`obsCap must be a positive integer, got ${maxTokens}`);
+  if (obsTokens.length <= maxTokens) return obsTokens.slice();
+  const head = Math.ceil((maxTokens - 1) / 2);
+  const tail = Math.floor((maxTokens - 1) / 2);
+  const mark = (marker ?? OBS_CUT_MARKER) as T;
+  return [...obsTokens.slice(0, head), mark, ...obsTokens.slice(obsTokens.length - tail)];
 }
 
 /** The kind of a parsed call. */
@@ -69,6 +90,8 @@ export class EditBudgetEnv implements Env {
   readonly reward: RewardSpec;
   readonly maxEdits: number;
   readonly showBudget: boolean;
+  /** Cap on each tool output in tokens (null: no cap). The budget suffix is added after capping. */
+  readonly obsCap: number | null;
   done = true;
   task: Task | null = null;
   code = '';
@@ -83,7 +106,7 @@ export class EditBudgetEnv implements Env {
     maxTurns = 6,
     reward: RewardSpec = makeReward(),
     maxEdits = 1,
-    opts: { showBudget?: boolean } = {},
+    opts: { showBudget?: boolean; obsCap?: number } = {},
   ) {
     if (!Number.isInteger(maxTurns) || maxTurns < 1)
       throw new Error(`maxTurns must be a positive integer, got ${maxTurns}`);
@@ -93,6 +116,8 @@ export class EditBudgetEnv implements Env {
     this.reward = reward;
     this.maxEdits = maxEdits;
     this.showBudget = opts.showBudget ?? false;
+    this.obsCap = opts.obsCap ?? null;
+    if (this.obsCap !== null) capObservation([], this.obsCap); // validates
   }
 
   reset(task: Task): string {
@@ -138,6 +163,7 @@ export class EditBudgetEnv implements Env {
       }
     }
     if (this.nTurns >= this.maxTurns) return this.end(false, 'max_turns');
+    if (this.obsCap !== null) obs = capObservation(Tokenizer.split(obs), this.obsCap).join(' ');
     if (this.showBudget)
       obs += ` turns left ${String(this.maxTurns - this.nTurns)
         .split('')
@@ -177,10 +203,17 @@ export class EditBudgetEnv implements Env {
 
 /** The environment the chapter's `make_env(cfg)` builds. */
 export function makeEnv(
-  cfg: { maxTurns?: number; reward?: RewardSpec; maxEdits?: number; showBudget?: boolean } = {},
+  cfg: {
+    maxTurns?: number;
+    reward?: RewardSpec;
+    maxEdits?: number;
+    showBudget?: boolean;
+    obsCap?: number;
+  } = {},
 ): Env {
   return new EditBudgetEnv(cfg.maxTurns ?? 6, cfg.reward ?? makeReward(), cfg.maxEdits ?? 1, {
     showBudget: cfg.showBudget,
+    obsCap: cfg.obsCap,
   });
 }
 

@@ -1,4 +1,6 @@
-// Builds the three bundles: the extension host, the CLI and the webview.
+// Builds the bundles: the extension host, the CLI, the webview and the trainer child process,
+// and copies TF.js's .wasm files next to them (the wasm backend loads them from dist/).
+import * as fs from 'node:fs';
 import { build } from 'esbuild';
 
 const watch = process.argv.includes('--watch');
@@ -24,12 +26,25 @@ const bundles = [
   },
   {
     ...common,
+    entryPoints: ['src/trainer/main.ts'],
+    outfile: 'dist/trainer.js',
+    platform: 'node',
+    format: 'cjs',
+    external: ['@tensorflow/tfjs-node'],
+  },
+  {
+    ...common,
     entryPoints: ['webview/main.ts'],
     outfile: 'dist/webview.js',
     platform: 'browser',
     format: 'iife',
   },
 ];
+
+const wasmDir = 'node_modules/@tensorflow/tfjs-backend-wasm/dist';
+fs.mkdirSync('dist', { recursive: true });
+for (const f of fs.readdirSync(wasmDir).filter((f) => f.endsWith('.wasm')))
+  fs.copyFileSync(`${wasmDir}/${f}`, `dist/${f}`);
 
 if (watch) {
   const { context } = await import('esbuild');

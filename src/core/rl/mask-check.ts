@@ -199,11 +199,11 @@ export function maskCheck(ep: MaskCheckEpisode, opts: MaskCheckOptions = {}): Ma
   grad.dispose();
   loss.dispose();
 
-  const hasGradient = gradMagnitude.map((g) => (g > 0 ? 1 : 0));
+  const hasGradient: number[] = gradMagnitude.map((g) => (g > 0 ? 1 : 0));
   const policyOwned = Array.from({ length: T - 1 }, (_, i) =>
     ep.owner[i + 1] === OWNER.policy && !inj.cut[i] ? 1 : 0,
   );
-  const flags = hasGradient.map((g, i) => (g !== policyOwned[i] ? 1 : 0));
+  const flags: number[] = hasGradient.map((g, i) => (g !== policyOwned[i] ? 1 : 0));
   const byOwner: OwnerCounts[] = OWNER_NAMES.map((owner) => ({
     owner,
     positions: 0,

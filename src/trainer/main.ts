@@ -1,0 +1,75 @@
+/**
+ * The trainer child process (`dist/trainer.js`), started by the extension host with
+ * `child_process.fork`. It owns all model work (TF.js), so the host's event loop never blocks on
+ * it; the host only relays. Messages are checked with src/core/protocol.ts; jobs run by kind from
+ * jobs.ts. Started with `--smoke`, it initialises TF.js, prints the backend and exits.
+ */
+import {
+  type HostMessage,
+  type Job,
+  type JobKind,
+  parseHostMessage,
+  type TrainerMessage,
+} from '../core/protocol.js';
+import { type BackendInfo, initBackend } from '../core/tf/backend.js';
+import { type JobContext, type JobHandler, jobs, UNAVAILABLE } from './jobs.js';
+
+const cancelled = new Set<string>();
+
+function send(m: TrainerMessage): void {
+  if (process.send) process.send(m);
+  else process.stdout.write(`${JSON.stringify(m)}\n`);
+}
+
+async function run(id: string, job: Job, backend: BackendInfo): Promise<void> {
+  const handler = jobs[job.kind] as JobHandler<JobKind> | undefined;
+  if (!handler) {
+    send({ type: 'failed', id, message: UNAVAILABLE[job.kind], unavailable: true });
+    return;
+  }
+  const ctx: JobContext = {
+    id,
+    backend,
+    get cancelled() {
+      return cancelled.has(id);
+    },
+    log: (text) => send({ type: 'log', id, text }),
+    progress: (step, total, message) => send({ type: 'progress', id, step, total, message }),
+    runCreated: (dir) => send({ type: 'runCreated', id, dir }),
+  };
+  try {
+    const result = await handler(job as never, ctx);
+    if (cancelled.has(id)) send({ type: 'cancelled', id });
+    send({ type: 'done', id, result });
+  } catch (e) {
+    send({ type: 'failed', id, message: (e as Error).message, unavailable: false });
+  } finally {
+    cancelled.delete(id);
+  }
+}
+
+async function main(): Promise<void> {
+  const backend = await initBackend((process.env.EPISODE_LAB_BACKEND as 'auto' | undefined) ?? 'auto');
+  if (process.argv.includes('--smoke')) {
+    process.stdout.write(`backend ${backend.detail}\n`);
+    return;
+  }
+  process.on('message', (raw: unknown) => {
+    const parsed = parseHostMessage(raw);
+    if (!parsed.ok) {
+      send({ type: 'log', text: `dropped a malformed message from the host: ${parsed.error}` });
+      return;
+    }
+    const m: HostMessage = parsed.value;
+    if (m.type === 'start') void run(m.id, m.job, backend);
+    else if (m.type === 'cancel') cancelled.add(m.id);
+    else if (m.type === 'shutdown') process.exit(0);
+  });
+  process.on('disconnect', () => process.exit(0));
+  send({ type: 'ready', backend: backend.detail, pid: process.pid });
+}
+
+main().catch((e) => {
+  process.stderr.write(`trainer failed to start: ${(e as Error).stack ?? e}\n`);
+  process.exit(1);
+});

@@ -16,11 +16,13 @@
  *   the operation `inferOp` reads off it (`ok` when it shows no bug); a trailing remaining-budget
  *   suffix (`turns left N`) is kept. Every other observation is kept.
  *
- * Length: a view has at most `maxLen - MAX_CALL_TOKENS` tokens (250 for TinyAgent), so that the
- * call fits after it. truncateOldest guarantees it by construction (maxTokens <= 250). full,
- * keepObs and summarize never lengthen the history, and an Episode never lets its history grow
- * past that bound (it ends `truncated` first), so their views fit too; given a longer history,
- * `contextView` throws rather than return a view the model cannot read.
+ * Length: the view of a call has at most `maxLen - MAX_CALL_TOKENS` tokens (250 for TinyAgent),
+ * so that the call fits after it. truncateOldest guarantees it by construction (maxTokens <= 250,
+ * and the Episode keeps the prompt that short). full, keepObs and summarize never lengthen the
+ * history, and an Episode never lets its history before a call grow past that bound (it ends
+ * `truncated` first), so their views fit too; given a longer history, `contextView` throws rather
+ * than return a view the model cannot read. (k = the number of calls of a *finished* episode gives
+ * the whole episode, its last call included: at most `maxLen` tokens.)
  */
 
 import { parseCall } from '../gym/env.js';
@@ -232,10 +234,13 @@ export function contextView(
       }
     }
   }
-  const limit = maxLen - MAX_CALL_TOKENS;
+  // A call that follows in the log had to fit after its view; k = nCalls (the next call of an
+  // episode in progress, or the whole of a finished one) is bounded by the context itself.
+  const limit = k < nCalls ? maxLen - MAX_CALL_TOKENS : maxLen;
   if (view.ids.length > limit)
     throw new Error(
-      `contextView: the view of call ${k} has ${view.ids.length} tokens, more than the ${limit} that leave room for a call in ${maxLen}`,
+      `contextView: the view of call ${k} has ${view.ids.length} tokens, more than the ${limit} that ` +
+        (k < nCalls ? `leave room for a call in ${maxLen}` : `fit in the context`),
     );
   return view;
 }

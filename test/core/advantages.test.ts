@@ -202,25 +202,30 @@ describe('token rewards', () => {
 });
 
 describe('group advantages', () => {
-  it('normalise within groups with the sample std by default, population on request', () => {
-    const a = groupAdvantages([1, 0, 0, 1], 2);
+  it('normalise within groups with the population std by default, sample on request', () => {
+    const p = groupAdvantages([1, 0, 0, 1], 2); // population std of {1, 0}: 0.5
+    [1, -1, -1, 1].forEach((x, i) => {
+      close(p[i], x, 1e-5);
+    });
+    const a = groupAdvantages([1, 0, 0, 1], 2, { std: 'sample' });
     const s = Math.SQRT1_2; // sample std of {1, 0}: sqrt(0.5 / 1)
     [0.5 / s, -0.5 / s, -0.5 / s, 0.5 / s].forEach((x, i) => {
       close(a[i], x, 1e-5);
     });
-    const p = groupAdvantages([1, 0, 0, 1], 2, { std: 'population' }); // std 0.5
-    [1, -1, -1, 1].forEach((x, i) => {
-      close(p[i], x, 1e-5);
-    });
-    const g = groupAdvantages([3, 1, 2, 2], 4, { eps: 0 }); // mean 2, sample std sqrt(2/3)
+    const g = groupAdvantages([3, 1, 2, 2], 4, { eps: 0 }); // mean 2, population std sqrt(2/4)
     [1, -1, 0, 0].forEach((x, i) => {
-      close(g[i], x / Math.sqrt(2 / 3), 1e-12);
+      close(g[i], x / Math.sqrt(0.5), 1e-12);
+    });
+    const gs = groupAdvantages([3, 1, 2, 2], 4, { eps: 0, std: 'sample' }); // sample std sqrt(2/3)
+    [1, -1, 0, 0].forEach((x, i) => {
+      close(gs[i], x / Math.sqrt(2 / 3), 1e-12);
     });
   });
 
   it('give 0 to a group whose rewards are all equal (and to a group of one)', () => {
     assert.deepEqual(groupAdvantages([0.3, 0.3, 0.3, 1, 0, 1], 3).slice(0, 3), [0, 0, 0]);
     assert.deepEqual(groupAdvantages([5], 1), [0]);
+    assert.deepEqual(groupAdvantages([5], 1, { std: 'sample' }), [0]);
   });
 
   it('refuse a batch that does not split into groups', () => {

@@ -159,13 +159,17 @@ function invalidCalls(
 
 export interface GroupAdvantageOptions {
   eps?: number;
-  /** `'sample'` (default, n-1 in the denominator, clamped to >= 1; torch's `std()`) or `'population'` (n). */
+  /**
+   * `'population'` (default: n in the denominator, as the trainer's `computeAdvantages`) or
+   * `'sample'` (n-1, clamped to >= 1; torch's `std()`, and 12.7's masked truncation).
+   */
   std?: 'sample' | 'population';
 }
 
 /**
  * GRPO outcome advantages [B]: (r - mean of its group) / (std of its group + eps), groups being
- * consecutive runs of `groupSize` episodes. A group whose rewards are all equal gets 0.
+ * consecutive runs of `groupSize` episodes; population std unless `std: 'sample'`. A group whose
+ * rewards are all equal gets 0.
  */
 export function groupAdvantages(
   rewards: readonly number[],
@@ -173,7 +177,7 @@ export function groupAdvantages(
   opts: GroupAdvantageOptions = {},
 ): number[] {
   const eps = opts.eps ?? 1e-6;
-  const sample = (opts.std ?? 'sample') === 'sample';
+  const sample = (opts.std ?? 'population') === 'sample';
   if (!Number.isInteger(groupSize) || groupSize < 1)
     throw new Error(`groupSize must be a positive integer, got ${groupSize}`);
   if (rewards.length % groupSize !== 0)

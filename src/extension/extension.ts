@@ -1,31 +1,63 @@
 /**
- * The VS Code extension: a thin layer over the core library. `activate` only registers things.
+ * The VS Code extension: a thin layer over the core library. `activate` only registers things:
+ * the commands, the run explorer, the inspector's serializer and the trainer process bridge.
  */
 import * as vscode from 'vscode';
-import {
-  buildTokenizer,
-  makeEnv,
-  makeTasks,
-  oracle,
-  Rng,
-  randomizeNames,
-  runScripted,
-} from '../core/index.js';
+import { Commands } from './commands.js';
+import { INSPECTOR_VIEW_TYPE, Inspector } from './inspector.js';
+import { RunTreeProvider } from './run-tree.js';
+import { TrainerClient } from './trainer-client.js';
 
 export function activate(context: vscode.ExtensionContext): void {
   const output = vscode.window.createOutputChannel('Episode Lab');
+  const log = (line: string) => output.appendLine(`[${new Date().toLocaleTimeString()}] ${line}`);
+  const trainer = new TrainerClient(
+    vscode.Uri.joinPath(context.extensionUri, 'dist', 'trainer.js').fsPath,
+    log,
+  );
+  const tree = new RunTreeProvider(() => Commands.runsRoot());
+  const treeView = vscode.window.createTreeView('episodeLab.runs', {
+    treeDataProvider: tree,
+    showCollapseAll: true,
+  });
+  const inspector = new Inspector(context.extensionUri, trainer, log);
+  const commands = new Commands(trainer, tree, treeView, inspector, output);
+
+  // The run explorer refreshes on file changes (runs written by the CLI too) and on each step.
+  const watcher = vscode.workspace.createFileSystemWatcher('**/.episode-lab/runs/**');
+  const refresh = () => void tree.refresh();
+  void tree.refresh();
+
+  const register = (id: string, f: (...args: never[]) => unknown) => vscode.commands.registerCommand(id, f);
   context.subscriptions.push(
     output,
-    vscode.commands.registerCommand('episodeLab.showGymEpisode', () => {
-      const tasks = makeTasks('train');
-      const tok = buildTokenizer(makeTasks('all'));
-      const rng = new Rng(1);
-      const traj = runScripted(oracle, makeEnv(), randomizeNames(tasks[0], rng), tok, rng);
-      output.appendLine(tok.decode(traj.ids));
-      output.appendLine(JSON.stringify(traj.info));
-      output.show(true);
+    tree,
+    treeView,
+    inspector,
+    watcher,
+    watcher.onDidCreate(refresh),
+    watcher.onDidChange(refresh),
+    watcher.onDidDelete(refresh),
+    { dispose: () => trainer.dispose() },
+    register('episodeLab.trainAgent', () => commands.trainAgent()),
+    register('episodeLab.runRecipe', () => commands.runRecipe()),
+    register('episodeLab.sampleEpisodes', (args?: Parameters<Commands['sampleEpisodes']>[0]) =>
+      commands.sampleEpisodes(args),
+    ),
+    register('episodeLab.openRun', () => commands.openRun()),
+    register('episodeLab.openInspector', () => commands.openInspector()),
+    register('episodeLab.cancelRun', () => commands.cancelRun()),
+    register('episodeLab.openEpisode', (n?: Parameters<Commands['openEpisode']>[0]) =>
+      commands.openEpisode(n),
+    ),
+    register('episodeLab.refreshRuns', refresh),
+    vscode.window.registerWebviewPanelSerializer(INSPECTOR_VIEW_TYPE, {
+      async deserializeWebviewPanel(panel, state) {
+        inspector.revive(panel, state);
+      },
     }),
   );
+  log('Episode Lab activated');
 }
 
 export function deactivate(): void {}

@@ -1,0 +1,333 @@
+/**
+ * The commands of the "Episode Lab" category. Long work runs as a job in the trainer process with
+ * a cancellable progress notification; each step is logged to the "Episode Lab" output channel.
+ */
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { type Job, type RunResult, SCRIPTED_POLICIES, type ScriptedPolicyName } from '../core/protocol.js';
+import type { Inspector } from './inspector.js';
+import type { EpisodeEntry } from './run-index.js';
+import type { Node, RunTreeProvider } from './run-tree.js';
+import { JobError, type TrainerClient } from './trainer-client.js';
+
+/** The chapter's recipes (SPEC section 5); they run once training lands in the trainer. */
+export const RECIPES: { name: string; detail: string }[] = [
+  { name: 'mask-check', detail: '12.1: gradient on policy positions only' },
+  { name: 'turn-budgets', detail: '12.1: max_turns 6 / 12 / 24' },
+  { name: 'advantages', detail: '12.2: outcome GRPO vs token GAE vs turn GAE' },
+  { name: 'step-penalty', detail: '12.3: default, penalty 0.05, penalty 0.3, max_turns 3' },
+  { name: 'context-policies', detail: '12.4: full vs keep_obs=1 in training and evaluation' },
+  { name: 'errors', detail: '12.5: error observation vs early stop' },
+  { name: 'mixed', detail: '12.6: mixed single- and multi-turn data' },
+  { name: 'submit', detail: '12.7: immediate submit, never submit, truncation masked, overflow' },
+];
+
+const POLICY_DETAIL: Record<ScriptedPolicyName, string> = {
+  uninformed: 'format-correct but uninformed (the RL base agent’s supervised data)',
+  oracle: 'reads, edits with the operation the source shows, submits: passes every task',
+  blind: 'edits with the commonest operation without reading: the blind-guess ceiling',
+  malformed: 'makes every kind of invalid call once, then fixes and submits',
+};
+
+/** Parse a training config file's text; the error names the problem. */
+export function parseConfigText(text: string, file: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    throw new Error(`${file} is not valid JSON: ${(e as Error).message}`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new Error(`${file}: a training config is a JSON object of RLConfig fields`);
+  return value as Record<string, unknown>;
+}
+
+export class Commands {
+  constructor(
+    private readonly trainer: TrainerClient,
+    private readonly tree: RunTreeProvider,
+    private readonly treeView: vscode.TreeView<Node>,
+    private readonly inspector: Inspector,
+    private readonly output: vscode.OutputChannel,
+  ) {}
+
+  private log(line: string): void {
+    this.output.appendLine(`[${new Date().toLocaleTimeString()}] ${line}`);
+  }
+
+  /** `<workspace>/.episode-lab/runs`, or undefined without a folder. */
+  static runsRoot(): string | undefined {
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    return folder ? path.join(folder.uri.fsPath, '.episode-lab', 'runs') : undefined;
+  }
+
+  private needRunsRoot(): string | undefined {
+    const root = Commands.runsRoot();
+    if (!root)
+      void vscode.window.showErrorMessage(
+        'Episode Lab: open a folder first; runs are kept in its .episode-lab/runs.',
+      );
+    return root;
+  }
+
+  /** Run a job that writes a run, with a cancellable progress notification. */
+  private async runJob(title: string, job: Job): Promise<RunResult | undefined> {
+    return vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `Episode Lab: ${title}`, cancellable: true },
+      async (progress, token) => {
+        let runDir: string | undefined;
+        let last = 0;
+        try {
+          progress.report({ message: 'starting the trainer process…' });
+          const running = await this.trainer.start(job as Extract<Job, { kind: 'sampleScripted' }>, {
+            onRunCreated: (dir) => {
+              runDir = dir;
+              this.tree.active.add(dir);
+              this.log(`${title}: run folder ${dir}`);
+              void this.tree.refresh().then(() => this.reveal(dir, false));
+            },
+            onProgress: (step, total, message) => {
+              const pct = (100 * step) / Math.max(total, 1);
+              progress.report({ message, increment: pct - last });
+              last = pct;
+              this.log(`${title}: ${message}`);
+              void this.tree.refresh();
+            },
+            onLog: (text) => this.log(text),
+          });
+          this.log(`${title}: started (${running.id}) on TF.js backend ${this.trainer.backend}`);
+          token.onCancellationRequested(() => {
+            this.log(`${title}: cancel requested; completed steps stay on disk`);
+            this.trainer.cancel(running.id);
+          });
+          const result = (await running.result) as RunResult;
+          this.log(
+            `${title}: ${result.complete ? 'done' : 'stopped'}: ${result.steps} steps, ${result.episodes} episodes in ${result.runDir}`,
+          );
+          return result;
+        } catch (e) {
+          const msg = (e as Error).message;
+          this.log(`${title}: ${e instanceof JobError && e.unavailable ? '' : 'failed: '}${msg}`);
+          void vscode.window.showErrorMessage(`Episode Lab: ${msg}`);
+          return undefined;
+        } finally {
+          if (runDir) this.tree.active.delete(runDir);
+          await this.tree.refresh();
+        }
+      },
+    );
+  }
+
+  private async reveal(dir: string, expand: boolean): Promise<void> {
+    try {
+      await this.treeView.reveal(this.tree.runNode(dir), {
+        select: true,
+        focus: false,
+        expand: expand ? 2 : false,
+      });
+    } catch (e) {
+      this.log(`could not reveal ${dir} in the run explorer: ${(e as Error).message}`);
+    }
+  }
+
+  async sampleEpisodes(args?: {
+    policy?: ScriptedPolicyName;
+    episodes?: number;
+    seed?: number;
+  }): Promise<void> {
+    const runsDir = this.needRunsRoot();
+    if (!runsDir) return;
+    let policy = args?.policy;
+    let from = 'scripted' as 'scripted' | 'base' | 'checkpoint';
+    if (!policy) {
+      type Item = vscode.QuickPickItem & { policy?: ScriptedPolicyName; from: typeof from };
+      const items: Item[] = [
+        ...SCRIPTED_POLICIES.map((p) => ({
+          label: `Scripted: ${p}`,
+          detail: POLICY_DETAIL[p],
+          policy: p,
+          from: 'scripted' as const,
+        })),
+        { label: 'The shipped RL base agent', detail: 'sample from the base checkpoint', from: 'base' },
+        { label: 'A run’s checkpoint…', detail: 'sample from a trained run', from: 'checkpoint' },
+      ];
+      const pick = await vscode.window.showQuickPick(items, {
+        title: 'Sample episodes from',
+        ignoreFocusOut: true,
+      });
+      if (!pick) return;
+      policy = pick.policy;
+      from = pick.from;
+    }
+    let episodes = args?.episodes;
+    if (episodes === undefined) {
+      const text = await vscode.window.showInputBox({
+        title: 'How many episodes?',
+        value: '32',
+        ignoreFocusOut: true,
+        validateInput: (v) =>
+          /^\d+$/.test(v.trim()) && Number(v) >= 1 && Number(v) <= 100000
+            ? null
+            : 'a whole number from 1 to 100000',
+      });
+      if (text === undefined) return;
+      episodes = Number(text.trim());
+    }
+    const seed = args?.seed ?? 1;
+    if (from !== 'scripted' || !policy) {
+      let source = 'base';
+      if (from === 'checkpoint') {
+        const picked = await vscode.window.showOpenDialog({
+          canSelectFolders: true,
+          canSelectFiles: false,
+          title: 'A checkpoint folder (a run’s checkpoints/latest)',
+        });
+        if (!picked?.[0]) return;
+        source = picked[0].fsPath;
+      }
+      await this.runJob('Sample Episodes', { kind: 'sampleModel', runsDir, from: source, episodes, seed });
+      return;
+    }
+    const result = await this.runJob(`Sample Episodes (${policy})`, {
+      kind: 'sampleScripted',
+      runsDir,
+      policy,
+      split: 'train',
+      episodes,
+      batch: Math.max(1, Math.min(64, Math.ceil(episodes / 4))),
+      seed,
+      maxTurns: 6,
+    });
+    if (result) {
+      await this.reveal(result.runDir, true);
+      void vscode.window.showInformationMessage(
+        `Episode Lab: sampled ${result.episodes} episodes into ${path.basename(result.runDir)}`,
+      );
+    }
+  }
+
+  async trainAgent(): Promise<void> {
+    const runsDir = this.needRunsRoot();
+    if (!runsDir) return;
+    const how = await vscode.window.showQuickPick(
+      [
+        { label: 'Run a recipe…', id: 'recipe' },
+        { label: 'Train with a JSON config file…', id: 'config' },
+      ],
+      { title: 'Train an agent' },
+    );
+    if (!how) return;
+    if (how.id === 'recipe') return this.runRecipe();
+    const files = await vscode.window.showOpenDialog({
+      canSelectFiles: true,
+      filters: { 'RL config': ['json'] },
+      title: 'A training config (RLConfig as JSON)',
+    });
+    if (!files?.[0]) return;
+    let config: Record<string, unknown>;
+    try {
+      const bytes = await vscode.workspace.fs.readFile(files[0]);
+      config = parseConfigText(Buffer.from(bytes).toString('utf8'), path.basename(files[0].fsPath));
+    } catch (e) {
+      void vscode.window.showErrorMessage(`Episode Lab: ${(e as Error).message}`);
+      return;
+    }
+    await this.runJob('Train Agent', { kind: 'train', runsDir, config });
+  }
+
+  async runRecipe(): Promise<void> {
+    const runsDir = this.needRunsRoot();
+    if (!runsDir) return;
+    const pick = await vscode.window.showQuickPick(
+      RECIPES.map((r) => ({ label: r.name, detail: r.detail })),
+      { title: 'Run a recipe of chapter 12' },
+    );
+    if (!pick) return;
+    await this.runJob(`Recipe ${pick.label}`, { kind: 'recipe', runsDir, recipe: pick.label });
+  }
+
+  async openRun(): Promise<void> {
+    await this.tree.refresh();
+    const runs = this.tree.runs();
+    const browse = { label: '$(folder-opened) Another folder…', dir: '' };
+    const pick = await vscode.window.showQuickPick(
+      [
+        ...runs.map((r) => ({
+          label: r.name,
+          description: `${r.meta?.kind ?? '?'} · ${r.episodes.length} episodes`,
+          dir: r.dir,
+        })),
+        browse,
+      ],
+      { title: 'Open a run' },
+    );
+    if (!pick) return;
+    let dir = pick.dir;
+    if (pick === browse) {
+      const picked = await vscode.window.showOpenDialog({ canSelectFolders: true, canSelectFiles: false });
+      if (!picked?.[0]) return;
+      dir = picked[0].fsPath;
+      const ix = this.tree.index(dir);
+      await ix.update();
+      if (!ix.meta) {
+        void vscode.window.showErrorMessage(`Episode Lab: ${ix.warnings.at(-1) ?? `${dir} is not a run`}`);
+        return;
+      }
+      const first = ix.episodes[0];
+      if (first) await this.openEpisodeEntry(dir, first);
+      return;
+    }
+    const ix = this.tree.index(dir);
+    this.log(
+      `run ${ix.name}: ${ix.steps().length} steps, ${ix.episodes.length} episodes, ${ix.meta?.backend ?? ''}`,
+    );
+    for (const w of ix.warnings) this.log(`run ${ix.name}: ${w}`);
+    await this.reveal(dir, true);
+  }
+
+  async openInspector(): Promise<void> {
+    if (this.inspector.isOpen) {
+      this.inspector.show(null, '');
+      return;
+    }
+    await this.tree.refresh();
+    const run = this.tree.runs().find((r) => r.episodes.length > 0);
+    if (run) await this.openEpisodeEntry(run.dir, run.episodes[0]);
+    else this.inspector.show(null, '');
+  }
+
+  async openEpisode(n?: Node): Promise<void> {
+    if (n?.kind !== 'episode') return;
+    await this.openEpisodeEntry(n.dir, n.entry);
+  }
+
+  private async openEpisodeEntry(dir: string, entry: EpisodeEntry): Promise<void> {
+    try {
+      const ep = await this.tree.index(dir).readEpisode(entry);
+      this.inspector.show(ep, `${path.basename(dir)} · step ${entry.step} · episode ${entry.index}`);
+    } catch (e) {
+      void vscode.window.showErrorMessage(`Episode Lab: cannot open that episode: ${(e as Error).message}`);
+    }
+  }
+
+  async cancelRun(): Promise<void> {
+    const running = this.trainer.running().filter((r) => r.job.kind !== 'maskCheck');
+    if (running.length === 0) {
+      void vscode.window.showInformationMessage('Episode Lab: no run is in progress.');
+      return;
+    }
+    let targets = running;
+    if (running.length > 1) {
+      const pick = await vscode.window.showQuickPick(
+        running.map((r) => ({ label: r.id, description: r.job.kind, r })),
+        { title: 'Cancel which run?', canPickMany: true },
+      );
+      if (!pick?.length) return;
+      targets = pick.map((p) => p.r);
+    }
+    for (const r of targets) {
+      this.log(`cancelling ${r.id} (${r.job.kind}); completed steps stay on disk`);
+      this.trainer.cancel(r.id);
+    }
+  }
+}

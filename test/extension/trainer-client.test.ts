@@ -1,0 +1,95 @@
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { after, describe, test } from 'node:test';
+import { readEpisodes, readRun } from '../../src/core/runs/run-files.js';
+import { JobError, TrainerClient } from '../../src/extension/trainer-client.js';
+
+const logs: string[] = [];
+const client = new TrainerClient(path.resolve('src/trainer/main.ts'), (l) => logs.push(l), [
+  '--import',
+  'tsx',
+]);
+const runsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'el-trainer-'));
+const job = (over: object = {}) => ({
+  kind: 'sampleScripted' as const,
+  runsDir,
+  policy: 'oracle' as const,
+  split: 'train' as const,
+  episodes: 12,
+  batch: 4,
+  seed: 3,
+  maxTurns: 6,
+  ...over,
+});
+
+after(() => client.dispose());
+
+describe('trainer process', () => {
+  test('samples a run in the child, reporting each step, and reports its backend', async () => {
+    const steps: number[] = [];
+    let created = '';
+    const running = await client.start(job({ name: 'a' }), {
+      onProgress: (s) => steps.push(s),
+      onRunCreated: (d) => (created = d),
+    });
+    const r = await running.result;
+    assert.deepEqual(steps, [1, 2, 3]);
+    assert.equal(created, r.runDir);
+    assert.deepEqual([r.steps, r.episodes, r.complete], [3, 12, true]);
+    assert.equal(readEpisodes(r.runDir).length, 12);
+    assert.equal(readRun(r.runDir).history.length, 3);
+    assert.ok(client.backend && /wasm|cpu|tensorflow/.test(client.backend));
+    assert.ok(logs.some((l) => /TF\.js backend/.test(l)));
+  });
+
+  test('training is not faked: the child answers that it is unavailable', async () => {
+    const running = await client.start({ kind: 'train', runsDir, config: {} });
+    await assert.rejects(
+      running.result,
+      (e: unknown) => e instanceof JobError && e.unavailable && /not available/.test(e.message),
+    );
+  });
+
+  test('the mask check runs in the child', async () => {
+    const ep = readEpisodes(path.join(runsDir, 'a'))[0];
+    const running = await client.start({ kind: 'maskCheck', episode: ep, bug: 'tool', seed: 0 });
+    const r = await running.result;
+    assert.equal(r.totalFlags, ep.owner.filter((o) => o === 3).length);
+  });
+
+  test('cancel stops at a step boundary and keeps every completed step', async () => {
+    let steps = 0;
+    const running = await client.start(job({ name: 'b', episodes: 4000, batch: 20 }), {
+      onProgress: (s) => {
+        steps = s;
+        if (s === 2) client.cancel(running.id);
+      },
+    });
+    const r = await running.result;
+    assert.equal(r.complete, false);
+    assert.ok(r.steps >= 2 && r.steps < 200, `stopped after ${r.steps} steps`);
+    assert.equal(readRun(r.runDir).history.length, r.steps);
+    assert.equal(readEpisodes(r.runDir).length, r.steps * 20);
+    assert.ok(steps >= 2);
+  });
+
+  test('killing the child mid-run loses no completed step, and the next job starts a new child', async () => {
+    let seen = 0;
+    const running = await client.start(job({ name: 'c', episodes: 4000, batch: 20 }), {
+      onProgress: (s) => {
+        seen = s;
+        if (s === 3) client.cancel(running.id, 0); // no grace: killed at once
+      },
+    });
+    await assert.rejects(running.result, /trainer process was killed|completed steps are on disk/);
+    const dir = path.join(runsDir, 'c');
+    const { history, warnings } = readRun(dir);
+    assert.ok(history.length >= 3, `${history.length} steps on disk, ${seen} reported`);
+    assert.equal(readEpisodes(dir).length, history.length * 20);
+    assert.deepEqual(warnings, []);
+    const again = await client.start(job({ name: 'd', episodes: 2, batch: 2 }));
+    assert.equal((await again.result).episodes, 2);
+  });
+});

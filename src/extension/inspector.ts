@@ -16,6 +16,8 @@ import type { TrainerClient } from './trainer-client.js';
 
 export const INSPECTOR_VIEW_TYPE = 'episodeLab.inspector';
 
+const EMPTY_STYLE_HASH = 'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=';
+
 /** A CSP nonce (the one use of Math.random in src/). */
 function nonce(): string {
   const chars = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
@@ -32,7 +34,9 @@ export function inspectorHtml(webview: vscode.Webview, extensionUri: vscode.Uri)
     "default-src 'none'",
     `img-src ${webview.cspSource}`,
     `font-src ${webview.cspSource}`,
-    `style-src ${webview.cspSource}`,
+    // The toolkit's dropdown writes an empty inline style attribute: allow exactly that (the
+    // hash of the empty string), no other inline style.
+    `style-src ${webview.cspSource} 'unsafe-hashes' '${EMPTY_STYLE_HASH}'`,
     `script-src 'nonce-${n}'`,
   ].join('; ');
   return `<!DOCTYPE html>

@@ -98,7 +98,21 @@ export function renderLegend(doc: Document): HTMLElement {
   };
   for (const o of OWNER_NAMES) item(`chip owner-${o}`, OWNER_LABELS[o]);
   item('chip mark-masked', 'action mask = 1 (trained)');
-  item('chip mark-grad', 'has gradient');
+  // The lane under each token (mask debugger): left = owned by the policy, right = has gradient.
+  const lane = (p: boolean, g: boolean, label: string) => {
+    item('chip mark-lane', label);
+    const sw = legend.lastElementChild!.firstElementChild!;
+    const l = doc.createElement('span');
+    l.className = 'lane';
+    const pi = doc.createElement('i');
+    pi.className = `p${p ? ' on' : ''}`;
+    const gi = doc.createElement('i');
+    gi.className = `g${g ? ' on' : ''}`;
+    l.append(pi, gi);
+    sw.appendChild(l);
+  };
+  lane(true, false, 'owned by the policy');
+  lane(false, true, 'has gradient');
   item('chip mark-flag', 'mismatch (flag)');
   return legend;
 }

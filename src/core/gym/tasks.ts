@@ -49,82 +49,158 @@ interface Template {
   split: Split;
   /** The correct function. */
   source: string;
-  /** Argument tuples; the first one is the visible test. Expected values come from the correct code. */
-  cases: Value[][];
 }
 
+/**
+ * Function templates. Training and held-out templates differ in structure (parameters, nested or
+ * combined conditions, an else branch, the update expression), so that a policy can only
+ * generalise by reading the bug's token pattern, not its position. Each template takes every
+ * bug kind; a split uses each template with two kinds, rotating so that the kinds stay balanced.
+ */
 const TEMPLATES: Template[] = [
   {
     name: 'count_above',
     split: 'train',
     source:
       'def count_above(xs, t):\n    c = 0\n    for x in xs:\n        if x > t:\n            c += 1\n    return c',
-    cases: [
-      [[6, 4, 1, 8], 4],
-      [[5, 5, 9], 5],
-      [[], 3],
-      [[7, 2, 7], 2],
-    ],
-  },
-  {
-    name: 'sum_above',
-    split: 'train',
-    source:
-      'def sum_above(xs, t):\n    s = 0\n    for x in xs:\n        if x > t:\n            s += x\n    return s',
-    cases: [
-      [[6, 4, 1, 8], 4],
-      [[3, 3, 5], 3],
-      [[], 1],
-      [[9, 1], 0],
-    ],
-  },
-  {
-    name: 'count_below',
-    split: 'train',
-    source:
-      'def count_below(xs, t):\n    c = 0\n    for x in xs:\n        if x < t:\n            c += 1\n    return c',
-    cases: [
-      [[2, 4, 7, 1], 4],
-      [[1, 5, 5], 5],
-      [[], 2],
-      [[0, 9, 0], 1],
-    ],
   },
   {
     name: 'sum_below',
     split: 'train',
     source:
       'def sum_below(xs, t):\n    s = 0\n    for x in xs:\n        if x < t:\n            s += x\n    return s',
-    cases: [
-      [[2, 4, 7, 1], 4],
-      [[3, 6, 6], 6],
-      [[], 5],
-      [[1, 2, 8], 3],
-    ],
+  },
+  {
+    name: 'count_pos',
+    split: 'train',
+    source:
+      'def count_pos(xs):\n    c = 0\n    for x in xs:\n        if x > 0:\n            c += 1\n    return c',
+  },
+  {
+    name: 'sum_sq_below',
+    split: 'train',
+    source:
+      'def sum_sq_below(xs, t):\n    s = 0\n    for x in xs:\n        if x < t:\n            s += x * x\n    return s',
+  },
+  {
+    name: 'sum_scaled_above',
+    split: 'train',
+    source:
+      'def sum_scaled_above(xs, t, k):\n    s = 0\n    for x in xs:\n        if x > t:\n            s += x * k\n    return s',
+  },
+  {
+    name: 'count_in_range',
+    split: 'train',
+    source:
+      'def count_in_range(xs, lo, hi):\n    c = 0\n    for x in xs:\n        if x > lo:\n            if x < hi:\n                c += 1\n    return c',
+  },
+  {
+    name: 'score_below',
+    split: 'train',
+    source:
+      'def score_below(xs, t):\n    s = 0\n    for x in xs:\n        if x < t:\n            s += x\n        else:\n            s += 1\n    return s',
+  },
+  {
+    name: 'count_shifted_above',
+    split: 'train',
+    source:
+      'def count_shifted_above(xs, t, k):\n    c = 0\n    for x in xs:\n        if x + k > t:\n            c += 1\n    return c',
+  },
+  {
+    name: 'sum_plus_above',
+    split: 'train',
+    source:
+      'def sum_plus_above(xs, t):\n    s = 0\n    for x in xs:\n        if x > t:\n            s += x + t\n    return s',
+  },
+  {
+    name: 'sum_double_below',
+    split: 'train',
+    source:
+      'def sum_double_below(xs, t):\n    s = 0\n    for x in xs:\n        if x + x < t:\n            s += x\n    return s',
+  },
+  {
+    name: 'count_outside',
+    split: 'heldout',
+    source:
+      'def count_outside(xs, lo, hi):\n    c = 0\n    for x in xs:\n        if x < lo or x > hi:\n            c += 1\n    return c',
   },
   {
     name: 'sum_sq_above',
     split: 'heldout',
     source:
       'def sum_sq_above(xs, t):\n    s = 0\n    for x in xs:\n        if x > t:\n            s += x * x\n    return s',
-    cases: [
-      [[5, 3, 2, 6], 3],
-      [[4, 4, 1], 2],
-      [[], 0],
-    ],
   },
   {
     name: 'count_between',
     split: 'heldout',
     source:
       'def count_between(xs, lo, hi):\n    c = 0\n    for x in xs:\n        if x > lo and x < hi:\n            c += 1\n    return c',
-    cases: [
-      [[5, 3, 9, 6], 3, 7],
-      [[2, 2, 4], 1, 3],
-      [[], 0, 9],
-    ],
+  },
+  {
+    name: 'sum_plus_k_below',
+    split: 'heldout',
+    source:
+      'def sum_plus_k_below(xs, t, k):\n    s = 0\n    for x in xs:\n        if x < t:\n            s += x + k\n    return s',
+  },
+  {
+    name: 'count_neg',
+    split: 'heldout',
+    source:
+      'def count_neg(xs):\n    c = 0\n    for x in xs:\n        if x < 0:\n            c += 1\n    return c',
   },
 ];
+
+/** Bug kinds a template is used with in its split: two per template, rotating through OPS. */
+function kindsOf(indexInSplit: number): Op[] {
+  return [OPS[(2 * indexInSplit) % OPS.length], OPS[(2 * indexInSplit + 1) % OPS.length]];
+}
+
+/**
+ * Test cases for a template, found by a seeded search: the visible case makes every one of the
+ * five bugs fail (so `test` says FAIL before the right edit, PASS after), and the hidden test adds
+ * three more cases.
+ */
+function makeCases(tpl: Template, seed: number): TestCase[] {
+  const fn = parseFunction(tpl.source);
+  const bugged = OPS.map((k) => parseFunction(injectBug(tpl.source, k)));
+  const rng = new RngForCases(seed);
+  const candidate = (): Value[] => {
+    const xs = Array.from({ length: 3 + rng.int(3) }, () => rng.int(10) - (tpl.name.includes('neg') ? 5 : 0));
+    return fn.params.map((p, i) =>
+      i === 0 ? xs : p === 'k' ? 1 + rng.int(3) : p === 'hi' ? 5 + rng.int(5) : xs[rng.int(xs.length)],
+    );
+  };
+  const result = (f: ReturnType<typeof parseFunction>, args: Value[]) => {
+    try {
+      return callFunction(f, args);
+    } catch {
+      return undefined;
+    }
+  };
+  const catchesAll = (args: Value[]) => {
+    const want = result(fn, args) as Value;
+    return bugged.every((b) => {
+      const got = result(b, args);
+      return got === undefined || !equal(got, want);
+    });
+  };
+  for (let tries = 0; tries < 10_000; tries++) {
+    const args = candidate();
+    if (!catchesAll(args)) continue;
+    const cases = [args, candidate(), candidate(), candidate()];
+    return cases.map((a) => ({ args: a, expected: callFunction(fn, a) }));
+  }
+  throw new Error(`no visible test catches every bug of template ${tpl.name}`);
+}
+
+/** A tiny LCG for the case search, so that tasks do not depend on the Rng's stream layout. */
+class RngForCases {
+  constructor(private state: number) {}
+  int(n: number): number {
+    this.state = (Math.imul(this.state, 1664525) + 1013904223) >>> 0;
+    return Math.floor((this.state / 4294967296) * n);
+  }
+}
 
 /** Symptoms the issue may state; none of them identifies the bug kind. */
 export const SYMPTOMS = ['wrong result', 'test fails', 'bad output'] as const;
@@ -337,11 +413,12 @@ function allTasks(): Task[] {
   if (cache) return cache;
   const out: Task[] = [];
   const counters: Record<Split, number> = { train: 0, heldout: 0 };
-  for (const tpl of TEMPLATES) {
+  const templatesSeen: Record<Split, number> = { train: 0, heldout: 0 };
+  TEMPLATES.forEach((tpl, t) => {
     const fn = parseFunction(tpl.source);
-    const cases = tpl.cases.map((args) => ({ args, expected: callFunction(fn, args) }));
+    const cases = makeCases(tpl, 1000 + t);
     const identifiers = [fn.name, ...collectVariables(tpl.source, fn.name)];
-    OPS.forEach((kind, k) => {
+    for (const kind of kindsOf(templatesSeen[tpl.split]++)) {
       const index = counters[tpl.split]++;
       out.push({
         id: `${tpl.split}-${String(index).padStart(2, '0')}`,
@@ -350,13 +427,13 @@ function allTasks(): Task[] {
         kind,
         fname: fn.name,
         source: injectBug(tpl.source, kind),
-        issue: makeIssue(fn.name, SYMPTOMS[(index + k) % SYMPTOMS.length]),
+        issue: makeIssue(fn.name, SYMPTOMS[index % SYMPTOMS.length]),
         visible: cases[0],
         hidden: cases,
         identifiers,
       });
-    });
-  }
+    }
+  });
   cache = out;
   return out;
 }

@@ -5,8 +5,10 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+// A used binding: the package declares no side effects, so a bare import would be dropped by the bundler.
+import { version_cpu } from '@tensorflow/tfjs-backend-cpu';
 import * as tf from '@tensorflow/tfjs-core';
-import '@tensorflow/tfjs-backend-cpu';
+import '@tensorflow/tfjs-core/dist/register_all_gradients';
 import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
 
 export type BackendName = 'tensorflow' | 'wasm' | 'cpu';
@@ -78,7 +80,7 @@ export async function initBackend(pref: BackendPreference = 'auto'): Promise<Bac
     } else notes.push(`wasm files (${WASM_FILE}) not found next to the bundle`);
     if (pref === 'wasm') throw new Error(`the wasm backend is not available: ${notes.join('; ')}`);
   }
-  if (!(await tf.setBackend('cpu'))) throw new Error('no TF.js backend could start');
+  if (!version_cpu || !(await tf.setBackend('cpu'))) throw new Error('no TF.js backend could start');
   current = { name: 'cpu', detail: `cpu (pure JS, slow${notes.length ? `; ${notes.join('; ')}` : ''})` };
   return current;
 }

@@ -1,0 +1,128 @@
+/**
+ * RLConfig: the chapter's training configuration, as validated JSON. An unknown key or a bad value
+ * is an error that names it (and suggests the closest key for a typo).
+ */
+import { makeReward, type RewardSpec, validateReward } from '../gym/rewards.js';
+import type { LossMode } from './loss.js';
+
+export interface RLConfig {
+  /** Turn budget per episode. */
+  maxTurns: number;
+  reward: RewardSpec;
+  /** Adam learning rate of the policy. */
+  lr: number;
+  /** Tasks per training step; each is repeated groupSize times. */
+  promptsPerStep: number;
+  groupSize: number;
+  temperature: number;
+  maxEdits: number;
+  /** PPO clip range of the probability ratio. */
+  clip: number;
+  lossMode: LossMode;
+  /** Passes over each step's batch. */
+  epochs: number;
+  /** Episodes per gradient step (the batch is split into minibatches). */
+  minibatchSize: number;
+  /** Global gradient-norm clip (0 disables). */
+  maxGradNorm: number;
+  seed: number;
+  /** Exercise 4: observations end with the turns left. */
+  showBudget: boolean;
+}
+
+export const DEFAULT_RL_CONFIG: RLConfig = {
+  maxTurns: 6,
+  reward: makeReward('hidden'),
+  lr: 2e-3,
+  promptsPerStep: 8,
+  groupSize: 8,
+  temperature: 1,
+  maxEdits: 1,
+  clip: 0.2,
+  lossMode: 'token_mean',
+  epochs: 1,
+  minibatchSize: 32,
+  maxGradNorm: 1,
+  seed: 0,
+  showBudget: false,
+};
+
+export class ConfigError extends Error {}
+
+function closest(word: string, options: string[]): string | undefined {
+  const d = (a: string, b: string) => {
+    const m = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array(b.length).fill(0)]);
+    for (let j = 1; j <= b.length; j++) m[0][j] = j;
+    for (let i = 1; i <= a.length; i++)
+      for (let j = 1; j <= b.length; j++)
+        m[i][j] = Math.min(
+          m[i - 1][j] + 1,
+          m[i][j - 1] + 1,
+          m[i - 1][j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1),
+        );
+    return m[a.length][b.length];
+  };
+  const best = options
+    .map((o) => [o, d(word.toLowerCase(), o.toLowerCase())] as const)
+    .sort((a, b) => a[1] - b[1])[0];
+  return best && best[1] <= 3 ? best[0] : undefined;
+}
+
+const RULES: Record<keyof RLConfig, (v: unknown) => string | null> = {
+  maxTurns: (v) =>
+    Number.isInteger(v) && (v as number) >= 1 && (v as number) <= 64 ? null : 'an integer from 1 to 64',
+  reward: () => null,
+  lr: (v) => (typeof v === 'number' && v > 0 && v < 1 ? null : 'a number in (0, 1)'),
+  promptsPerStep: (v) => (Number.isInteger(v) && (v as number) >= 1 ? null : 'a positive integer'),
+  groupSize: (v) =>
+    Number.isInteger(v) && (v as number) >= 2 ? null : 'an integer >= 2 (a group needs a baseline)',
+  temperature: (v) => (typeof v === 'number' && v > 0 && v <= 10 ? null : 'a number in (0, 10]'),
+  maxEdits: (v) => (Number.isInteger(v) && (v as number) >= 0 ? null : 'an integer >= 0'),
+  clip: (v) => (typeof v === 'number' && v > 0 && v < 1 ? null : 'a number in (0, 1)'),
+  lossMode: (v) =>
+    v === 'token_mean' || v === 'seq_mean_token_mean' ? null : '"token_mean" or "seq_mean_token_mean"',
+  epochs: (v) =>
+    Number.isInteger(v) && (v as number) >= 1 && (v as number) <= 16 ? null : 'an integer from 1 to 16',
+  minibatchSize: (v) => (Number.isInteger(v) && (v as number) >= 1 ? null : 'a positive integer'),
+  maxGradNorm: (v) => (typeof v === 'number' && v >= 0 ? null : 'a number >= 0 (0 disables clipping)'),
+  seed: (v) => (Number.isInteger(v) && (v as number) >= 0 ? null : 'an integer >= 0'),
+  showBudget: (v) => (typeof v === 'boolean' ? null : 'true or false'),
+};
+
+/**
+ * Build an RLConfig from defaults and overrides (a parsed JSON object). Throws a ConfigError that
+ * names the bad key or value. `where` prefixes messages (for example a file name).
+ */
+export function makeRLConfig(overrides: unknown = {}, where = 'config'): RLConfig {
+  if (typeof overrides !== 'object' || overrides === null || Array.isArray(overrides))
+    throw new ConfigError(`${where} must be a JSON object of RLConfig fields`);
+  const o = overrides as Record<string, unknown>;
+  const keys = Object.keys(DEFAULT_RL_CONFIG);
+  for (const k of Object.keys(o))
+    if (!keys.includes(k)) {
+      const hint = closest(k, keys);
+      throw new ConfigError(
+        `${where}: unknown key "${k}"${hint ? ` (did you mean "${hint}"?)` : ''}; known keys: ${keys.join(', ')}`,
+      );
+    }
+  const out = { ...DEFAULT_RL_CONFIG } as Record<string, unknown>;
+  for (const [k, v] of Object.entries(o)) {
+    if (k === 'reward') {
+      try {
+        out.reward = validateReward(v, `${where}.reward`);
+      } catch (e) {
+        throw new ConfigError((e as Error).message);
+      }
+      continue;
+    }
+    const problem = RULES[k as keyof RLConfig](v);
+    if (problem) throw new ConfigError(`${where}.${k} must be ${problem}, got ${JSON.stringify(v)}`);
+    out[k] = v;
+  }
+  return out as unknown as RLConfig;
+}
+
+/** The environment options of a config. */
+export function envOptions(cfg: RLConfig) {
+  return { maxTurns: cfg.maxTurns, reward: cfg.reward, maxEdits: cfg.maxEdits, showBudget: cfg.showBudget };
+}

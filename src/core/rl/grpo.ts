@@ -1,0 +1,269 @@
+/**
+ * GRPO on multi-turn episodes: sample groups of episodes per task, normalise each episode's
+ * reward within its group, and take a PPO-clipped policy-gradient step on the action-masked
+ * tokens only. Names follow the chapter (`sample_step` -> `sampleStep`, ...).
+ */
+import * as tf from '@tensorflow/tfjs-core';
+import type { Env } from '../gym/env.js';
+import { makeEnv } from '../gym/env.js';
+import { type Batch, collate, type Trajectory } from '../gym/episode.js';
+import { randomizeNames, type Task } from '../gym/tasks.js';
+import type { Tokenizer } from '../gym/tokenizer.js';
+import { rolloutBatch } from '../model/sampler.js';
+import type { TinyAgent } from '../model/tinyagent.js';
+import { Rng } from '../rng.js';
+import { groupAdvantages } from './advantages.js';
+import { envOptions, type RLConfig } from './config.js';
+import { aggregate, selectedLogProbs } from './loss.js';
+
+export type EnvFactory = () => Env;
+
+export function defaultEnvFactory(cfg: RLConfig): EnvFactory {
+  return () => makeEnv(envOptions(cfg));
+}
+
+/**
+ * groupSize episodes per task, each group on one renaming of its task (so that the group
+ * baseline compares like with like). Returns the trajectories, group after group.
+ */
+export function sampleGroups(
+  policy: TinyAgent,
+  envFactory: EnvFactory,
+  tasks: readonly Task[],
+  tok: Tokenizer,
+  cfg: RLConfig,
+  rng: Rng,
+): Trajectory[] {
+  const names = rng.fork();
+  const batch: Task[] = [];
+  for (const t of tasks) {
+    const renamed = randomizeNames(t, names);
+    for (let g = 0; g < cfg.groupSize; g++) batch.push(renamed);
+  }
+  return rolloutBatch(
+    policy,
+    batch.map(() => envFactory()),
+    batch,
+    tok,
+    rng,
+    { temperature: cfg.temperature },
+  );
+}
+
+/** One training step's episodes: promptsPerStep tasks drawn without replacement, in groups. */
+export function sampleStep(
+  policy: TinyAgent,
+  envFactory: EnvFactory,
+  tasks: readonly Task[],
+  tok: Tokenizer,
+  cfg: RLConfig,
+  rng: Rng,
+): { trajs: Trajectory[]; tasks: Task[] } {
+  const chosen: Task[] = [];
+  while (chosen.length < cfg.promptsPerStep)
+    chosen.push(...rng.shuffle(tasks).slice(0, cfg.promptsPerStep - chosen.length));
+  return { trajs: sampleGroups(policy, envFactory, chosen, tok, cfg, rng), tasks: chosen };
+}
+
+/**
+ * Group-normalised outcome advantages [B] (the chapter's `compute_advantages`): each episode's
+ * reward minus its group's mean, over the group's population std (0 for a group of equal rewards).
+ */
+export function computeAdvantages(rewards: readonly number[], groupSize: number): number[] {
+  return groupAdvantages(rewards, groupSize);
+}
+
+export interface UpdateStats {
+  loss: number;
+  /** Fraction of masked tokens whose ratio was clipped. */
+  clip_frac: number;
+  /** Mean of (ratio - 1) - log ratio over masked tokens (an estimate of KL(old || new)). */
+  approx_kl: number;
+  /** Mean entropy of the policy at masked positions. */
+  entropy: number;
+  grad_norm: number;
+  /** Gradient steps taken. */
+  updates: number;
+}
+
+function subBatch(batch: Batch, rows: readonly number[], advantages: readonly (number | number[])[]) {
+  const T = Math.max(...rows.map((r) => batch.lengths[r]));
+  const cut = (m: number[][], n: number) => rows.map((r) => m[r].slice(0, n));
+  const adv = rows.map((r) => {
+    const a = advantages[r];
+    return Array.isArray(a) ? a.slice(0, T - 1) : new Array(T - 1).fill(a);
+  });
+  return {
+    ids: cut(batch.ids, T),
+    mask: cut(batch.actionMask, T - 1),
+    old: cut(batch.oldLogps, T - 1),
+    adv,
+    T,
+  };
+}
+
+/**
+ * One PPO-clipped update on a batch: loss = -min(ratio * A, clip(ratio) * A) on masked tokens,
+ * aggregated by cfg.lossMode. `advantages` is one number per episode or one per predicted position.
+ * Minibatches are length buckets (episodes sorted by length, chunked, chunks in random order), so
+ * short episodes are not padded to the longest one.
+ */
+export function rlUpdate(
+  policy: TinyAgent,
+  opt: tf.Optimizer,
+  batch: Batch,
+  advantages: readonly (number | number[])[],
+  cfg: RLConfig,
+  rng: Rng,
+): UpdateStats {
+  const B = batch.ids.length;
+  if (advantages.length !== B) throw new Error(`rlUpdate: ${advantages.length} advantages for ${B} episodes`);
+  const vars = policy.variables();
+  const order = batch.lengths.map((_, i) => i).sort((a, b) => batch.lengths[a] - batch.lengths[b] || a - b);
+  const stats = { loss: 0, clip_frac: 0, approx_kl: 0, entropy: 0, grad_norm: 0, updates: 0 };
+  let tokens = 0;
+  for (let epoch = 0; epoch < cfg.epochs; epoch++) {
+    const chunks: number[][] = [];
+    for (let i = 0; i < B; i += cfg.minibatchSize) chunks.push(order.slice(i, i + cfg.minibatchSize));
+    for (const rows of rng.shuffle(chunks)) {
+      const mb = subBatch(batch, rows, advantages);
+      const nTok = mb.mask.flat().reduce((a, b) => a + b, 0);
+      if (nTok === 0) continue;
+      const diag = { clipped: 0, kl: 0, ent: 0 };
+      const gradNorm = tf.tidy(() => {
+        const ids = tf.tensor2d(mb.ids, undefined, 'int32');
+        const mask = tf.tensor2d(mb.mask);
+        const old = tf.tensor2d(mb.old);
+        const adv = tf.tensor2d(mb.adv);
+        const { value, grads } = tf.variableGrads(() => {
+          const logits = tf.slice(
+            policy.logits(ids),
+            [0, 0, 0],
+            [rows.length, mb.T - 1, policy.config.vocabSize],
+          );
+          const logp = selectedLogProbs(
+            logits as tf.Tensor3D,
+            tf.slice(ids, [0, 1], [rows.length, mb.T - 1]),
+          );
+          const ratio = tf.exp(tf.sub(logp, old));
+          const surr1 = tf.mul(ratio, adv);
+          const surr2 = tf.mul(tf.clipByValue(ratio, 1 - cfg.clip, 1 + cfg.clip), adv);
+          const loss = aggregate(tf.neg(tf.minimum(surr1, surr2)) as tf.Tensor2D, mask, cfg.lossMode);
+          // diagnostics: computed on the tape but not part of the loss, so they add no gradient
+          tf.tidy(() => {
+            const r = ratio;
+            const lr = tf.sub(logp, old);
+            const clippedT = tf.cast(tf.greater(tf.abs(tf.sub(r, 1)), cfg.clip), 'float32');
+            diag.clipped = tf.sum(tf.mul(clippedT, mask)).dataSync()[0];
+            diag.kl = tf.sum(tf.mul(tf.sub(tf.sub(r, 1), lr), mask)).dataSync()[0];
+            const lsm = tf.logSoftmax(logits);
+            const ent = tf.neg(tf.sum(tf.mul(tf.exp(lsm), lsm), -1));
+            diag.ent = tf.sum(tf.mul(ent, mask)).dataSync()[0];
+          });
+          return loss as tf.Scalar;
+        }, vars);
+        stats.loss += value.dataSync()[0] * nTok;
+        const norm = clipGradients(grads, cfg.maxGradNorm);
+        opt.applyGradients(grads as unknown as Record<string, tf.Variable>);
+        return norm;
+      });
+      stats.clip_frac += diag.clipped;
+      stats.approx_kl += diag.kl;
+      stats.entropy += diag.ent;
+      stats.grad_norm += gradNorm * nTok;
+      stats.updates++;
+      tokens += nTok;
+    }
+  }
+  const n = Math.max(tokens, 1);
+  return {
+    loss: stats.loss / n,
+    clip_frac: stats.clip_frac / n,
+    approx_kl: stats.approx_kl / n,
+    entropy: stats.entropy / n,
+    grad_norm: stats.grad_norm / n,
+    updates: stats.updates,
+  };
+}
+
+/** Scale gradients in place to a global norm of at most maxNorm (0: no clipping); returns the norm before. */
+export function clipGradients(grads: tf.NamedTensorMap, maxNorm: number): number {
+  const names = Object.keys(grads);
+  const norm = Math.sqrt(tf.tidy(() => tf.addN(names.map((k) => tf.sum(tf.square(grads[k])))).dataSync()[0]));
+  if (maxNorm > 0 && norm > maxNorm) {
+    const scale = maxNorm / (norm + 1e-6);
+    for (const k of names) {
+      const g = grads[k];
+      grads[k] = tf.mul(g, scale);
+      g.dispose();
+    }
+  }
+  return norm;
+}
+
+/** The chapter's behaviour statistics of a batch of episodes. */
+export interface BehaviorStats {
+  pass_rate: number;
+  reads: number;
+  tests: number;
+  edits: number;
+  turns: number;
+  reward: number;
+  submit_rate: number;
+  invalid_per_turn: number;
+  tokens: number;
+  policy_tokens: number;
+  truncated: number;
+}
+
+export function behaviorStats(trajs: readonly Trajectory[]): BehaviorStats {
+  const n = Math.max(trajs.length, 1);
+  const sum = (f: (t: Trajectory) => number) => trajs.reduce((a, t) => a + f(t), 0);
+  const turns = sum((t) => t.info.n_turns);
+  return {
+    pass_rate: sum((t) => (t.info.submitted && t.info.hidden_pass ? 1 : 0)) / n,
+    reads: sum((t) => t.info.reads) / n,
+    tests: sum((t) => t.info.tests) / n,
+    edits: sum((t) => t.info.edits) / n,
+    turns: turns / n,
+    reward: sum((t) => t.reward) / n,
+    submit_rate: sum((t) => (t.info.submitted ? 1 : 0)) / n,
+    invalid_per_turn: sum((t) => t.info.n_invalid) / Math.max(turns, 1),
+    tokens: sum((t) => t.ids.length) / n,
+    policy_tokens: sum((t) => t.actionMask.reduce((a, b) => a + b, 0)) / n,
+    truncated: sum((t) => (t.info.stop === 'truncated' ? 1 : 0)) / n,
+  };
+}
+
+export interface EvaluateOptions {
+  n?: number;
+  seed?: number;
+  envFactory?: EnvFactory;
+}
+
+/**
+ * Behaviour statistics of n episodes per task (renamed, seeded): the chapter's `evaluate`, which
+ * `held_out` calls with 16 episodes per held-out task and seed 7.
+ */
+export function evaluate(
+  policy: TinyAgent,
+  tasks: readonly Task[],
+  tok: Tokenizer,
+  cfg: RLConfig,
+  opts: EvaluateOptions = {},
+): { stats: BehaviorStats; trajs: Trajectory[] } {
+  const n = opts.n ?? 16;
+  const seed = opts.seed ?? 7;
+  const factory = opts.envFactory ?? defaultEnvFactory(cfg);
+  const names = new Rng(seed);
+  const batch = tasks.flatMap((t) => Array.from({ length: n }, () => randomizeNames(t, names)));
+  const trajs = rolloutBatch(
+    policy,
+    batch.map(() => factory()),
+    batch,
+    tok,
+    new Rng(seed + 1),
+    { temperature: cfg.temperature },
+  );
+  return { stats: behaviorStats(trajs), trajs };
+}

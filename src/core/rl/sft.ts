@@ -1,0 +1,85 @@
+/**
+ * The RL base agent: supervised training of a fresh TinyAgent on scripted episodes that are
+ * format-correct but uninformed (`uninformed` in gym/scripted.ts): it reads sometimes, tests
+ * sometimes, edits with an operation drawn independently of the source, submits early, and makes
+ * a malformed call in about 2 % of turns. Like a pretrained model, it is trained to predict every
+ * token of those episodes (prompt and observations too), so it knows the format of what it reads.
+ */
+import * as tf from '@tensorflow/tfjs-core';
+import { makeEnv } from '../gym/env.js';
+import { collate, type Trajectory } from '../gym/episode.js';
+import { runScripted, uninformed } from '../gym/scripted.js';
+import { randomizeNames, type Task } from '../gym/tasks.js';
+import type { Tokenizer } from '../gym/tokenizer.js';
+import { defaultModelConfig, TinyAgent } from '../model/tinyagent.js';
+import { Rng } from '../rng.js';
+import { clipGradients } from './grpo.js';
+import { selectedLogProbs } from './loss.js';
+
+export interface BaseOptions {
+  seed?: number;
+  /** Scripted episodes to train on. */
+  episodes?: number;
+  steps?: number;
+  batchSize?: number;
+  lr?: number;
+  maxTurns?: number;
+  /** Called after each step with the step's mean loss. */
+  onStep?: (step: number, loss: number) => void;
+  /** Checked between steps: stop early when it returns true. */
+  cancelled?: () => boolean;
+}
+
+export const BASE_DEFAULTS = { seed: 0, episodes: 4096, steps: 600, batchSize: 64, lr: 3e-3, maxTurns: 6 };
+
+/** Scripted uninformed episodes on renamed training tasks. */
+export function scriptedCorpus(
+  tasks: readonly Task[],
+  tok: Tokenizer,
+  n: number,
+  seed: number,
+  maxTurns = 6,
+): Trajectory[] {
+  const rng = new Rng(seed);
+  return Array.from({ length: n }, (_, i) =>
+    runScripted(uninformed, makeEnv({ maxTurns }), randomizeNames(tasks[i % tasks.length], rng), tok, rng),
+  );
+}
+
+/** Train the RL base agent (the chapter's `make_rl_base`); deterministic for the seed. */
+export function makeRlBase(tok: Tokenizer, tasks: readonly Task[], opts: BaseOptions = {}): TinyAgent {
+  const o = { ...BASE_DEFAULTS, ...opts };
+  const corpus = scriptedCorpus(tasks, tok, o.episodes, o.seed + 1, o.maxTurns);
+  const model = TinyAgent.create(defaultModelConfig(tok.size), o.seed);
+  const opt = tf.train.adam(o.lr);
+  const rng = new Rng(o.seed + 2);
+  const vars = model.variables();
+  for (let step = 0; step < o.steps; step++) {
+    if (o.cancelled?.()) break;
+    const rows = Array.from({ length: o.batchSize }, () => corpus[rng.int(corpus.length)]);
+    const batch = collate(rows, tok.padId);
+    const T = batch.ids[0].length;
+    // Linear warm-up over the first 5 % of steps, then cosine decay to 10 %.
+    const warm = Math.max(1, Math.floor(o.steps * 0.05));
+    const frac =
+      step < warm
+        ? (step + 1) / warm
+        : 0.1 + 0.45 * (1 + Math.cos((Math.PI * (step - warm)) / (o.steps - warm)));
+    (opt as unknown as { learningRate: number }).learningRate = o.lr * frac;
+    const loss = tf.tidy(() => {
+      const ids = tf.tensor2d(batch.ids, undefined, 'int32');
+      const valid = tf.tensor2d(batch.owner.map((r) => r.map((x) => (x >= 0 ? 1 : 0))));
+      const { value, grads } = tf.variableGrads(() => {
+        const logits = tf.slice(model.logits(ids), [0, 0, 0], [rows.length, T - 1, tok.size]) as tf.Tensor3D;
+        const logp = selectedLogProbs(logits, tf.slice(ids, [0, 1], [rows.length, T - 1]) as tf.Tensor2D);
+        return tf.neg(tf.div(tf.sum(tf.mul(logp, valid)), tf.sum(valid))) as tf.Scalar;
+      }, vars);
+      clipGradients(grads, 1);
+      opt.applyGradients(grads as unknown as Record<string, tf.Variable>);
+      return value.dataSync()[0];
+    });
+    o.onStep?.(step, loss);
+  }
+  opt.dispose();
+  return model;
+}

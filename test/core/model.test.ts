@@ -1,0 +1,321 @@
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { before, describe, it } from 'node:test';
+import * as tf from '@tensorflow/tfjs-core';
+import {
+  buildTokenizer,
+  CheckpointError,
+  collate,
+  contextRolloutBatch,
+  defaultModelConfig,
+  initBackend,
+  KVCache,
+  loadCheckpoint,
+  makeCritic,
+  makeEnv,
+  makeRLConfig,
+  makeTasks,
+  Rng,
+  randomizeNames,
+  rlUpdate,
+  rolloutBatch,
+  saveCheckpoint,
+  sequenceLogProbs,
+  TinyAgent,
+  Tokenizer,
+} from '../../src/core/index.js';
+
+const tok = buildTokenizer(makeTasks('all'));
+const train = makeTasks('train');
+
+function batchTasks(n: number, seed: number) {
+  const rng = new Rng(seed);
+  return Array.from({ length: n }, (_, i) => randomizeNames(train[i % train.length], rng));
+}
+
+describe('TinyAgent', () => {
+  let model: TinyAgent;
+  before(async () => {
+    const info = await initBackend();
+    assert.notEqual(info.name, 'cpu', `tests expect a fast backend, got ${info.detail}`);
+    model = TinyAgent.create(defaultModelConfig(tok.size), 0);
+  });
+
+  it('has about 158k parameters without the position table', () => {
+    const n = model.numParamsWithoutPositions;
+    assert.ok(n > 150_000 && n < 166_000, `${n}`);
+    assert.equal(model.numParams - n, 256 * 64);
+  });
+
+  it('KV-cached logits equal whole-sequence logits', () => {
+    const seq = tok.encode('fix f : wrong result <call> read </call> <obs> def f ( a ) : </obs> <call> edit');
+    const full = tf.tidy(() => model.logits(tf.tensor2d([seq], undefined, 'int32')).dataSync());
+    const cache = new KVCache(model);
+    let at = 0;
+    let maxDiff = 0;
+    for (const n of [5, 1, 3, 6, 1, 2]) {
+      const out = cache.step([0], [seq.slice(at, at + n)]);
+      at += n;
+      for (let v = 0; v < tok.size; v++)
+        maxDiff = Math.max(maxDiff, Math.abs(out[v] - full[(at - 1) * tok.size + v]));
+    }
+    assert.equal(at, seq.length);
+    assert.ok(maxDiff < 1e-4, `max difference ${maxDiff}`);
+  });
+
+  it('samples deterministically for a seed, and differently for another', () => {
+    const tasks = batchTasks(12, 1);
+    const a = rolloutBatch(
+      model,
+      tasks.map(() => makeEnv()),
+      tasks,
+      tok,
+      new Rng(5),
+    );
+    const b = rolloutBatch(
+      model,
+      tasks.map(() => makeEnv()),
+      tasks,
+      tok,
+      new Rng(5),
+    );
+    const c = rolloutBatch(
+      model,
+      tasks.map(() => makeEnv()),
+      tasks,
+      tok,
+      new Rng(6),
+    );
+    assert.deepEqual(
+      a.map((t) => t.ids),
+      b.map((t) => t.ids),
+    );
+    assert.deepEqual(
+      a.map((t) => t.logps),
+      b.map((t) => t.logps),
+    );
+    assert.notDeepEqual(
+      a.map((t) => t.ids),
+      c.map((t) => t.ids),
+    );
+  });
+
+  it('sampling log-probs equal sequenceLogProbs at every policy token (1e-4)', () => {
+    const tasks = batchTasks(16, 2);
+    const trajs = rolloutBatch(
+      model,
+      tasks.map(() => makeEnv()),
+      tasks,
+      tok,
+      new Rng(7),
+    );
+    const batch = collate(trajs, tok.padId);
+    const lp = tf.tidy(() => sequenceLogProbs(model, tf.tensor2d(batch.ids, undefined, 'int32')).arraySync());
+    let checked = 0;
+    for (let b = 0; b < trajs.length; b++)
+      for (let i = 0; i < batch.actionMask[b].length; i++)
+        if (batch.actionMask[b][i]) {
+          assert.ok(Math.abs(lp[b][i] - batch.oldLogps[b][i]) < 1e-4, `episode ${b} position ${i}`);
+          checked++;
+        }
+    assert.ok(checked > 100);
+  });
+
+  it('leaks no tensor in sampling or a training step', () => {
+    const tasks = batchTasks(8, 3);
+    const before = tf.memory().numTensors;
+    const trajs = rolloutBatch(
+      model,
+      tasks.map(() => makeEnv()),
+      tasks,
+      tok,
+      new Rng(1),
+    );
+    assert.equal(tf.memory().numTensors, before, 'sampling');
+    const policy = model.clone();
+    const opt = tf.train.adam(1e-3);
+    const cfg = makeRLConfig({ groupSize: 8, minibatchSize: 4 });
+    rlUpdate(
+      policy,
+      opt,
+      collate(trajs, tok.padId),
+      trajs.map((_, i) => (i % 2 ? 1 : -1)),
+      cfg,
+      new Rng(0),
+    );
+    const afterFirst = tf.memory().numTensors; // Adam creates its moment variables once
+    rlUpdate(
+      policy,
+      opt,
+      collate(trajs, tok.padId),
+      trajs.map((_, i) => (i % 2 ? 1 : -1)),
+      cfg,
+      new Rng(0),
+    );
+    assert.equal(tf.memory().numTensors, afterFirst, 'training step');
+    opt.dispose();
+    policy.dispose();
+    assert.equal(tf.memory().numTensors, before, 'after disposing the copy and its optimizer');
+  });
+
+  it('a critic is a copy of the policy with a scalar value per position', () => {
+    const critic = makeCritic(model);
+    assert.equal(critic.numParams, model.numParams + 65);
+    const v = tf.tidy(() => critic.values(tf.tensor2d([[1, 2, 3, 4]], undefined, 'int32')).arraySync());
+    assert.equal(v[0].length, 4);
+    assert.throws(() => critic.logits(tf.tensor2d([[1]], undefined, 'int32')), /critic/);
+    critic.dispose();
+  });
+});
+
+describe('checkpoints', () => {
+  let model: TinyAgent;
+  let dir: string;
+  before(async () => {
+    await initBackend();
+    model = TinyAgent.create(defaultModelConfig(tok.size), 3);
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'el-ckpt-'));
+  });
+
+  it('round-trips exactly', () => {
+    saveCheckpoint(path.join(dir, 'a'), model, tok, { test: true });
+    const back = loadCheckpoint(path.join(dir, 'a'), tok);
+    const a = model.snapshot();
+    for (const [name, v] of back.snapshot()) assert.deepEqual(v, a.get(name), name);
+    back.dispose();
+  });
+
+  it('says which vocabulary token differs and what to do', () => {
+    saveCheckpoint(path.join(dir, 'b'), model, tok, {});
+    const other = new Tokenizer([...tok.itos.slice(0, 10), 'zzz', ...tok.itos.slice(11)]);
+    assert.throws(
+      () => loadCheckpoint(path.join(dir, 'b'), other),
+      (e: Error) => {
+        assert.ok(e instanceof CheckpointError);
+        assert.match(e.message, /another vocabulary/);
+        assert.match(e.message, /token 10/);
+        assert.match(e.message, /make-base/);
+        return true;
+      },
+    );
+  });
+
+  it('says which parameter has the wrong shape', () => {
+    const d = path.join(dir, 'c');
+    saveCheckpoint(d, model, tok, {});
+    const header = JSON.parse(fs.readFileSync(path.join(d, 'model.json'), 'utf8'));
+    header.config.dModel = 32;
+    fs.writeFileSync(path.join(d, 'model.json'), JSON.stringify(header));
+    assert.throws(
+      () => loadCheckpoint(d, tok),
+      /parameter wte has shape \[\d+,64\] but the config needs \[\d+,32\]/,
+    );
+  });
+
+  it('reports truncated weights and a missing header', () => {
+    const d = path.join(dir, 'd');
+    saveCheckpoint(d, model, tok, {});
+    const w = path.join(d, 'weights.bin');
+    fs.truncateSync(w, fs.statSync(w).size - 100);
+    assert.throws(() => loadCheckpoint(d, tok), /truncated or corrupt/);
+    assert.throws(() => loadCheckpoint(path.join(dir, 'nothing'), tok), /no model\.json/);
+    fs.writeFileSync(path.join(d, 'model.json'), '{"kind": ');
+    assert.throws(() => loadCheckpoint(d, tok), /not valid JSON/);
+  });
+
+  it('refuses a critic where a policy is expected', () => {
+    const critic = makeCritic(model);
+    saveCheckpoint(path.join(dir, 'e'), critic, tok, {});
+    assert.throws(() => loadCheckpoint(path.join(dir, 'e'), tok, { expect: 'policy' }), /is a critic/);
+    critic.dispose();
+  });
+});
+
+describe('per-call sampler (12.4)', () => {
+  let model: TinyAgent;
+  before(async () => {
+    await initBackend();
+    model = TinyAgent.create(defaultModelConfig(tok.size), 4);
+  });
+
+  it('with the full context reproduces rolloutBatch token for token', () => {
+    const tasks = batchTasks(16, 4);
+    const ref = rolloutBatch(
+      model,
+      tasks.map(() => makeEnv()),
+      tasks,
+      tok,
+      new Rng(0),
+    );
+    const { trajs, samples } = contextRolloutBatch(
+      model,
+      tasks.map(() => makeEnv()),
+      tasks,
+      tok,
+      { kind: 'full' },
+      new Rng(0),
+    );
+    assert.deepEqual(
+      trajs.map((t) => t.ids),
+      ref.map((t) => t.ids),
+    );
+    assert.equal(
+      samples.length,
+      ref.reduce((n, t) => n + t.info.n_turns, 0),
+    );
+  });
+
+  it('per-call log-probs sum to the episode log-prob (1e-5)', () => {
+    const tasks = batchTasks(16, 5);
+    const { trajs, samples } = contextRolloutBatch(
+      model,
+      tasks.map(() => makeEnv()),
+      tasks,
+      tok,
+      { kind: 'full' },
+      new Rng(1),
+    );
+    const score = (t: { ids: number[]; actionMask: number[] }) =>
+      tf.tidy(() => {
+        const lp = sequenceLogProbs(model, tf.tensor2d([t.ids], undefined, 'int32')).arraySync()[0];
+        return lp.reduce((a, x, i) => a + x * t.actionMask[i], 0);
+      });
+    const perEpisode = trajs.map(score);
+    const perCall = trajs.map(() => 0);
+    for (const s of samples) perCall[s.episode] += score(s.traj);
+    const maxDiff = Math.max(...perEpisode.map((x, i) => Math.abs(x - perCall[i])));
+    assert.ok(
+      maxDiff < 1e-5 * Math.max(1, Math.max(...perEpisode.map(Math.abs))),
+      `max difference ${maxDiff}`,
+    );
+  });
+
+  it('under keepObs(1) calls see no old tool output, views fit, and samples differ from the episodes', () => {
+    const tasks = batchTasks(24, 6);
+    const { trajs, samples } = contextRolloutBatch(
+      model,
+      tasks.map(() => makeEnv({ maxTurns: 12 })),
+      tasks,
+      tok,
+      { kind: 'keepObs', k: 1 },
+      new Rng(2),
+    );
+    let dropped = 0;
+    for (const s of samples) {
+      assert.ok(s.traj.ids.length <= 256);
+      s.traj.owner.forEach((o, i) => {
+        if (o === 3)
+          assert.ok(
+            s.traj.turn[i] >= s.call - 1,
+            `call ${s.call} sees tool output of turn ${s.traj.turn[i]}`,
+          );
+      });
+      const ep = trajs[s.episode];
+      const prefix = ep.ids.slice(0, s.traj.ids.length);
+      if (prefix.some((x, i) => x !== s.traj.ids[i])) dropped++;
+    }
+    assert.ok(dropped > 0, 'some call must have seen a masked history');
+  });
+});

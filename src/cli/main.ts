@@ -3,10 +3,19 @@
  */
 import { type Command, commandHelp, parseOptions, suggest, UsageError } from './args.js';
 import { gymCommand, tasksCommand } from './gym-commands.js';
+import { makeBaseCommand, sampleCommand, trainCommand } from './model-commands.js';
+import { recipeCommand } from './recipe-command.js';
 
 const PROG = 'episode-lab';
 
-export const COMMANDS: Command[] = [gymCommand, tasksCommand];
+export const COMMANDS: Command[] = [
+  gymCommand,
+  tasksCommand,
+  sampleCommand,
+  trainCommand,
+  recipeCommand,
+  makeBaseCommand,
+];
 
 function mainHelp(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));

@@ -10,11 +10,15 @@
  * kill loses no completed step) and calls `ctx.runCreated(dir)` once the run folder exists.
  */
 
+import * as path from 'node:path';
 import { makeTasks } from '../core/gym/tasks.js';
 import { buildTokenizer } from '../core/gym/tokenizer.js';
 import type { Job, JobKind, JobResults } from '../core/protocol.js';
+import { makeRLConfig } from '../core/rl/config.js';
 import { maskCheck } from '../core/rl/mask-check.js';
+import { sampleModelRun } from '../core/runs/sample-model.js';
 import { sampleScriptedRun } from '../core/runs/sample-scripted.js';
+import { freshRunDir, trainRun } from '../core/runs/train-run.js';
 import type { BackendInfo } from '../core/tf/backend.js';
 
 export interface JobContext {
@@ -65,9 +69,67 @@ export const jobs: JobRegistry = {
     // TODO(model): pass `logits: (inputs) => model logits [1, T-1, V]` once TinyAgent lands.
     return maskCheck(job.episode, { bug: job.bug, seed: job.seed, vocabSize: tok.size, padId: tok.padId });
   },
-  // train: ...     registered by the training code
+  async train(job, ctx) {
+    const { steps = 40, from = 'base', ...fields } = job.config as { steps?: number; from?: string };
+    if (!Number.isInteger(steps) || steps < 1)
+      throw new Error(`config.steps must be a positive integer, got ${steps}`);
+    if (typeof from !== 'string') throw new Error('config.from must be "base" or a checkpoint path');
+    const cfg = makeRLConfig(fields, 'config');
+    const runDir = path.join(job.runsDir, job.name ?? path.basename(freshRunDir(job.runsDir, 'train')));
+    ctx.log(`training ${runDir} for ${steps} steps from ${from} on ${ctx.backend.detail}`);
+    let announced = false;
+    const res = await trainRun({
+      runDir,
+      cfg,
+      steps,
+      from,
+      tok,
+      shouldStop: () => ctx.cancelled,
+      onStep: (r, total) => {
+        if (!announced) {
+          ctx.runCreated(runDir);
+          announced = true;
+        }
+        ctx.progress(
+          r.step + 1,
+          total,
+          `step ${r.step + 1}/${total}: pass ${r.pass_rate.toFixed(2)}, reads ${r.reads.toFixed(2)}, tests ${r.tests.toFixed(2)}, turns ${r.turns.toFixed(2)}, reward ${r.reward.toFixed(3)} (${(r.sample_s + r.update_s).toFixed(1)}s)`,
+        );
+      },
+    });
+    if (res.heldout)
+      ctx.log(
+        `held-out: pass ${res.heldout.pass_rate.toFixed(3)}, reads ${res.heldout.reads.toFixed(2)}, tests ${res.heldout.tests.toFixed(2)}, turns ${res.heldout.turns.toFixed(2)}`,
+      );
+    return {
+      runDir,
+      steps: res.history.length,
+      episodes: res.history.reduce((a, h) => a + h.episodes, 0),
+      complete: res.complete,
+    };
+  },
+  async sampleModel(job, ctx) {
+    return sampleModelRun(
+      {
+        runsDir: job.runsDir,
+        from: job.from,
+        episodes: job.episodes,
+        seed: job.seed,
+        backend: ctx.backend.detail,
+      },
+      {
+        isCancelled: () => ctx.cancelled,
+        onRunCreated: (dir) => ctx.runCreated(dir),
+        onStep: (h, total) =>
+          ctx.progress(
+            h.step + 1,
+            total,
+            `batch ${h.step + 1}/${total}: ${h.episodes} episodes, pass ${h.pass_rate}, turns ${h.turns}`,
+          ),
+      },
+    );
+  },
   // recipe: ...    registered by the recipes
-  // sampleModel: ... registered by the model's sampler
 };
 
 /** Register (or replace) the handler of a job kind. */

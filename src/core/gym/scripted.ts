@@ -91,13 +91,20 @@ export const uninformed: ScriptedPolicy = {
     const read = tools.includes('read');
     const u = rng.float();
     if (!edited) {
-      if (!read && u < 0.45) return call('read');
-      if (u < 0.6) return call('test');
-      if (u < 0.9) return call('edit', rng.choice(OPS));
+      // Reading is neutral for the outcome here: after a read the policy edits as often as without one.
+      if (ep.nCalls === 0)
+        return u < 0.45
+          ? call('read')
+          : u < 0.6
+            ? call('test')
+            : u < 0.92
+              ? call('edit', rng.choice(OPS))
+              : call('submit');
+      if (u < 0.25) return call('test');
+      if (u < 0.92) return call('edit', rng.choice(OPS));
       return call('submit');
     }
-    if (u < 0.35) return call('test');
-    if (u < 0.42 && !read) return call('read');
+    if (u < 0.4) return call('test');
     return call('submit');
   },
 };

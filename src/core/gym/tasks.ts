@@ -247,6 +247,7 @@ export function formatTokens(tokens: readonly string[]): string {
       [')', ']', ',', ':'].includes(t) ||
       prev === '(' ||
       prev === '[' ||
+      (prev === '-' && ['=', '(', ',', '[', '+=', '-=', 'return'].includes(tokens[i - 2] ?? '')) ||
       ((t === '(' || t === '[') && /^[A-Za-z_]/.test(prev ?? '') && !KEYWORDS.has(prev ?? ''));
     out += (tight ? '' : ' ') + t;
   }
@@ -310,7 +311,7 @@ function injectBug(source: string, kind: Op): string {
         break;
       case 'fix_init':
         if (t.length === 3 && t[1] === '=' && t[2] === '0') {
-          r[2] = '1';
+          r.splice(2, 1, '-', '1');
           done = true;
         }
         break;
@@ -364,8 +365,8 @@ export function applyOp(source: string, op: Op): string {
         }
         break;
       case 'fix_init':
-        if (lineIndex === 1 && t.length === 3 && t[1] === '=' && t[2] === '1') {
-          r[2] = '0';
+        if (lineIndex === 1 && t.length === 4 && t[1] === '=' && t[2] === '-' && t[3] === '1') {
+          r.splice(2, 2, '0');
           done = true;
         }
         break;
@@ -385,7 +386,8 @@ export function inferOp(source: string): Op | null {
   if (t.includes('-=')) return 'fix_operator';
   for (let i = 0; i + 2 < t.length; i++)
     if (t[i] === '[' && t[i + 1] === '1' && t[i + 2] === ':') return 'fix_off_by_one';
-  for (let i = 0; i + 1 < t.length; i++) if (t[i] === '=' && t[i + 1] === '1') return 'fix_init';
+  for (let i = 0; i + 2 < t.length; i++)
+    if (t[i] === '=' && t[i + 1] === '-' && t[i + 2] === '1') return 'fix_init';
   return null;
 }
 

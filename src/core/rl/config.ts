@@ -25,6 +25,8 @@ export interface RLConfig {
   minibatchSize: number;
   /** Global gradient-norm clip (0 disables). */
   maxGradNorm: number;
+  /** The learning rate ramps up linearly over the first warmupSteps training steps (0: none). */
+  warmupSteps: number;
   seed: number;
   /** Exercise 4: observations end with the turns left. */
   showBudget: boolean;
@@ -33,16 +35,17 @@ export interface RLConfig {
 export const DEFAULT_RL_CONFIG: RLConfig = {
   maxTurns: 6,
   reward: makeReward('hidden'),
-  lr: 2e-3,
-  promptsPerStep: 8,
+  lr: 1e-3,
+  promptsPerStep: 16,
   groupSize: 8,
   temperature: 1,
   maxEdits: 1,
   clip: 0.2,
   lossMode: 'token_mean',
-  epochs: 1,
+  epochs: 2,
   minibatchSize: 32,
   maxGradNorm: 1,
+  warmupSteps: 3,
   seed: 0,
   showBudget: false,
 };
@@ -85,6 +88,7 @@ const RULES: Record<keyof RLConfig, (v: unknown) => string | null> = {
     Number.isInteger(v) && (v as number) >= 1 && (v as number) <= 16 ? null : 'an integer from 1 to 16',
   minibatchSize: (v) => (Number.isInteger(v) && (v as number) >= 1 ? null : 'a positive integer'),
   maxGradNorm: (v) => (typeof v === 'number' && v >= 0 ? null : 'a number >= 0 (0 disables clipping)'),
+  warmupSteps: (v) => (Number.isInteger(v) && (v as number) >= 0 ? null : 'an integer >= 0'),
   seed: (v) => (Number.isInteger(v) && (v as number) >= 0 ? null : 'an integer >= 0'),
   showBudget: (v) => (typeof v === 'boolean' ? null : 'true or false'),
 };

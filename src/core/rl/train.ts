@@ -86,7 +86,7 @@ export async function trainRl(
   for (let step = start; step < steps; step++) {
     const c = opts.cfgAt?.(step) ?? cfg;
     const factory = opts.envFactory ?? defaultEnvFactory(c);
-    const lr = opts.lrAt?.(step) ?? c.lr;
+    const lr = opts.lrAt?.(step) ?? c.lr * Math.min(1, (step + 1) / (c.warmupSteps + 1));
     (opt as unknown as { learningRate: number }).learningRate = lr;
     const t0 = performance.now();
     const { trajs } = sampleStep(policy, factory, tasks, tok, c, rng);

@@ -1,0 +1,273 @@
+/** CLI commands that use the model: make-base, sample, train. */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import {
+  BASE_DEFAULTS,
+  type BehaviorStats,
+  buildTokenizer,
+  evaluate,
+  initBackend,
+  loadCheckpoint,
+  makeRLConfig,
+  makeRlBase,
+  makeTasks,
+  type RLConfig,
+  type Split,
+  saveCheckpoint,
+  toTrajectoryJSON,
+} from '../core/index.js';
+import { baseCheckpointDir, resolveCheckpoint } from '../core/paths.js';
+import { freshRunDir, trainRun } from '../core/runs/train-run.js';
+import { type Command, UsageError } from './args.js';
+import { SPLITS } from './gym-commands.js';
+import { legend, renderEpisode, renderSummary } from './render.js';
+
+const tok = () => buildTokenizer(makeTasks('all'));
+
+async function backend(quiet = false): Promise<string> {
+  const info = await initBackend((process.env.EPISODE_LAB_BACKEND as 'auto') ?? 'auto');
+  if (!quiet) process.stderr.write(`backend: ${info.detail}\n`);
+  return info.detail;
+}
+
+const useColor = (o: Record<string, unknown>) =>
+  (o.color as boolean | undefined) ?? Boolean(process.stdout.isTTY && !process.env.NO_COLOR);
+
+/** One line of behaviour statistics. */
+export function statsLine(s: BehaviorStats): string {
+  return (
+    `pass ${s.pass_rate.toFixed(3)} | reads ${s.reads.toFixed(2)} | tests ${s.tests.toFixed(2)} | edits ${s.edits.toFixed(2)}` +
+    ` | turns ${s.turns.toFixed(2)} | reward ${s.reward >= 0 ? '+' : ''}${s.reward.toFixed(3)}`
+  );
+}
+
+export const makeBaseCommand: Command = {
+  name: 'make-base',
+  summary:
+    'Rebuild the RL base agent (supervised on scripted, uninformed episodes) and print its calibration table.',
+  options: {
+    out: { type: 'string', metavar: 'DIR', help: 'where to save it (default: the shipped media/base)' },
+    seed: { type: 'int', default: BASE_DEFAULTS.seed, min: 0, help: 'seed' },
+    steps: { type: 'int', default: BASE_DEFAULTS.steps, min: 1, help: 'supervised steps' },
+    episodes: { type: 'int', default: BASE_DEFAULTS.episodes, min: 1, help: 'scripted episodes to train on' },
+    knowledge: {
+      type: 'int',
+      default: BASE_DEFAULTS.knowledge,
+      min: 0,
+      help: 'code-knowledge documents (source, then the op that fixes it) mixed in',
+    },
+    calibrate: {
+      type: 'int',
+      default: 640,
+      min: 20,
+      help: 'episodes on training tasks for the calibration table',
+    },
+  },
+  async run(o) {
+    const detail = await backend();
+    const t = tok();
+    const out = path.resolve((o.out as string | undefined) ?? baseCheckpointDir());
+    const t0 = performance.now();
+    const steps = o.steps as number;
+    const model = makeRlBase(t, makeTasks('train'), {
+      seed: o.seed as number,
+      steps,
+      episodes: o.episodes as number,
+      knowledge: o.knowledge as number,
+      onStep: (step, loss) => {
+        if (step % 50 === 0 || step === steps - 1)
+          process.stderr.write(
+            `step ${String(step + 1).padStart(4)}/${steps}  loss ${loss.toFixed(4)}  ${((performance.now() - t0) / 1000).toFixed(0)}s\n`,
+          );
+      },
+    });
+    const cfg = makeRLConfig({});
+    const train = makeTasks('train');
+    const n = Math.ceil((o.calibrate as number) / train.length);
+    const { stats, trajs } = evaluate(model, train, t, cfg, { n, seed: 1 });
+    const share =
+      trajs.reduce((a, x) => a + x.actionMask.reduce((p, q) => p + q, 0), 0) /
+      trajs.reduce((a, x) => a + x.ids.length - 1, 0);
+    const made = {
+      command: 'episode-lab make-base',
+      seed: o.seed,
+      steps,
+      episodes: o.episodes,
+      knowledge: o.knowledge,
+      backend: detail,
+      seconds: Math.round((performance.now() - t0) / 1000),
+      calibration: { episodes: trajs.length, ...stats, policy_share: share },
+    };
+    saveCheckpoint(out, model, t, made);
+    const rows: [string, string, string][] = [
+      ['pass rate', stats.pass_rate.toFixed(3), '0.10 to 0.20'],
+      ['turns per episode', stats.turns.toFixed(2), '3 to 4'],
+      ['tokens per episode', stats.tokens.toFixed(1), '30 to 50'],
+      ['policy share of tokens', share.toFixed(3), 'about 0.30'],
+      [
+        'reads / tests / edits',
+        `${stats.reads.toFixed(2)} / ${stats.tests.toFixed(2)} / ${stats.edits.toFixed(2)}`,
+        '',
+      ],
+      ['invalid calls per turn', stats.invalid_per_turn.toFixed(3), 'about 0.02'],
+      ['submit rate', stats.submit_rate.toFixed(3), ''],
+    ];
+    process.stdout.write(
+      `calibration on training tasks, max_turns 6, ${trajs.length} episodes:\n${rows
+        .map(([a, b, c]) => `  ${a.padEnd(24)} ${b.padEnd(20)} ${c ? `(target ${c})` : ''}`.trimEnd())
+        .join('\n')}\nsaved ${out}\n`,
+    );
+    return 0;
+  },
+};
+
+export const sampleCommand: Command = {
+  name: 'sample',
+  summary: 'Sample episodes from a checkpoint (the shipped base or a run) and print behaviour statistics.',
+  options: {
+    checkpoint: {
+      type: 'string',
+      default: 'base',
+      metavar: 'base|DIR',
+      help: "'base', a checkpoint folder or a run folder",
+    },
+    split: { type: 'string', choices: SPLITS, default: 'heldout', help: 'task split' },
+    n: { type: 'int', default: 16, min: 1, help: 'episodes per task' },
+    seed: { type: 'int', default: 7, min: 0, help: 'seed (renaming and sampling)' },
+    maxTurns: { type: 'int', default: 6, min: 1, help: 'turn budget' },
+    temperature: { type: 'number', default: 1, help: 'sampling temperature' },
+    print: { type: 'int', default: 0, min: 0, help: 'also print this many episodes, coloured by owner' },
+    json: { type: 'boolean', default: false, help: 'print the episodes as trajectory JSON lines' },
+    color: { type: 'boolean', help: 'force colours on or off' },
+  },
+  async run(o) {
+    await backend(Boolean(o.json));
+    const t = tok();
+    const dir = resolveCheckpoint(o.checkpoint as string);
+    const model = loadCheckpoint(dir, t, { expect: 'policy' });
+    const cfg: RLConfig = makeRLConfig({ maxTurns: o.maxTurns, temperature: o.temperature });
+    const tasks = makeTasks(o.split as Split | 'all');
+    const { stats, trajs } = evaluate(model, tasks, t, cfg, { n: o.n as number, seed: o.seed as number });
+    if (o.json) {
+      for (const tr of trajs) process.stdout.write(`${JSON.stringify(toTrajectoryJSON(tr, t))}\n`);
+      return 0;
+    }
+    const color = useColor(o);
+    const shown = Math.min(o.print as number, trajs.length);
+    for (let i = 0; i < shown; i++) {
+      const tr = trajs[Math.floor((i * trajs.length) / shown)];
+      process.stdout.write(`\nepisode ${i}: task ${tr.task.id} (${tr.task.template}, bug ${tr.task.kind})\n`);
+      process.stdout.write(`${renderEpisode(tr, t, { color })}\n${renderSummary(tr)}\n`);
+    }
+    if (shown && color) process.stdout.write(`${legend(color)}\n`);
+    process.stdout.write(
+      `${shown ? '\n' : ''}${path.relative(process.cwd(), dir) || dir} on ${o.split} tasks, ${trajs.length} episodes (${o.n} per task, seed ${o.seed}):\n${statsLine(stats)}\n`,
+    );
+    return 0;
+  },
+};
+
+/** Parse `--set key=value` overrides (JSON values, or bare strings). */
+function parseSets(sets: string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const s of sets) {
+    const eq = s.indexOf('=');
+    if (eq <= 0) throw new UsageError(`--set needs key=value, got '${s}'`);
+    const key = s.slice(0, eq);
+    const raw = s.slice(eq + 1);
+    let value: unknown;
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      value = raw;
+    }
+    const parts = key.split('.');
+    let o = out;
+    for (const p of parts.slice(0, -1)) o = (o[p] ??= {}) as Record<string, unknown>;
+    o[parts[parts.length - 1]] = value;
+  }
+  return out;
+}
+
+export const trainCommand: Command = {
+  name: 'train',
+  summary: 'Train a GRPO agent from the RL base on the BugFix gym; writes a run folder the extension opens.',
+  usage: '[options] [key=value ...]',
+  positionals: ['key=value...'],
+  options: {
+    config: { type: 'string', metavar: 'FILE', help: 'RLConfig JSON file (keys: see the README)' },
+    steps: { type: 'int', default: 40, min: 1, help: 'training steps' },
+    from: { type: 'string', default: 'base', metavar: 'base|DIR', help: 'checkpoint to start from' },
+    runsDir: { type: 'string', default: 'runs', metavar: 'DIR', help: 'folder of run folders' },
+    name: { type: 'string', metavar: 'NAME', help: 'run folder name (default: train-<time>)' },
+    resume: {
+      type: 'string',
+      metavar: 'RUNDIR',
+      help: 'continue a stopped run from its last completed step',
+    },
+    seed: { type: 'int', min: 0, help: 'seed (overrides the config)' },
+    eval: { type: 'boolean', default: true, help: 'evaluate on held-out tasks at the end (--no-eval skips)' },
+  },
+  async run(o, positionals) {
+    const t = tok();
+    let overrides: Record<string, unknown> = {};
+    if (o.config) {
+      const file = o.config as string;
+      if (!fs.existsSync(file)) throw new UsageError(`--config ${file}: no such file`);
+      try {
+        overrides = JSON.parse(fs.readFileSync(file, 'utf8'));
+      } catch (e) {
+        throw new UsageError(`--config ${file} is not valid JSON: ${(e as Error).message}`);
+      }
+    }
+    overrides = { ...overrides, ...parseSets(positionals) };
+    if (o.seed !== undefined) overrides.seed = o.seed;
+    const cfg = makeRLConfig(overrides, (o.config as string | undefined) ?? 'config');
+    const steps = o.steps as number;
+    const runDir = o.resume
+      ? path.resolve(o.resume as string)
+      : path.resolve(
+          o.runsDir as string,
+          (o.name as string | undefined) ?? path.basename(freshRunDir(o.runsDir as string, 'train')),
+        );
+    await backend();
+    process.stderr.write(`${o.resume ? 'resuming' : 'training'} ${runDir}\n`);
+    let stop = false;
+    const onSignal = () => {
+      if (stop) process.exit(130);
+      stop = true;
+      process.stderr.write(
+        '\nstopping after this step (Ctrl-C again to quit now); the run can be resumed with --resume\n',
+      );
+    };
+    process.on('SIGINT', onSignal);
+    const t0 = performance.now();
+    const res = await trainRun({
+      runDir,
+      cfg,
+      steps,
+      from: o.from as string,
+      tok: t,
+      resume: Boolean(o.resume),
+      evaluateHeldout: o.eval as boolean,
+      shouldStop: () => stop,
+      onStep: (r, total) =>
+        process.stdout.write(
+          `step ${String(r.step + 1).padStart(3)}/${total} | pass ${r.pass_rate.toFixed(2)} | reads ${r.reads.toFixed(2)} | tests ${r.tests.toFixed(2)}` +
+            ` | edits ${r.edits.toFixed(2)} | turns ${r.turns.toFixed(2)} | reward ${r.reward >= 0 ? '+' : ''}${r.reward.toFixed(3)}` +
+            ` | kl ${r.approx_kl.toFixed(4)} | ${(r.sample_s + r.update_s).toFixed(1)}s\n`,
+        ),
+    });
+    process.off('SIGINT', onSignal);
+    const secs = ((performance.now() - t0) / 1000).toFixed(0);
+    if (!res.complete) {
+      process.stdout.write(
+        `stopped after step ${res.history.length}; resume with: episode-lab train --resume ${runDir}\n`,
+      );
+      return 130;
+    }
+    if (res.heldout) process.stdout.write(`held-out (16 per task, seed 7): ${statsLine(res.heldout)}\n`);
+    process.stdout.write(`run ${runDir} (${secs}s)\n`);
+    return 0;
+  },
+};

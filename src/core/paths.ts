@@ -1,0 +1,38 @@
+/** Where the package's own files are (the shipped base checkpoint), from a bundle or from source. */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+/** The folder of Episode Lab's package.json, searched upward from this file. */
+export function packageRoot(): string {
+  let dir = __dirname;
+  for (let i = 0; i < 6; i++) {
+    const pj = path.join(dir, 'package.json');
+    if (fs.existsSync(pj)) {
+      try {
+        if (JSON.parse(fs.readFileSync(pj, 'utf8')).name === 'episode-lab') return dir;
+      } catch {
+        // not ours
+      }
+    }
+    dir = path.dirname(dir);
+  }
+  throw new Error(`cannot find Episode Lab's package.json above ${__dirname}`);
+}
+
+/** The shipped RL base checkpoint. */
+export function baseCheckpointDir(): string {
+  return path.join(packageRoot(), 'media', 'base');
+}
+
+/** `base` means the shipped base; anything else is a path (a checkpoint folder or a run folder). */
+export function resolveCheckpoint(spec: string): string {
+  if (spec === 'base') return baseCheckpointDir();
+  const p = path.resolve(spec);
+  if (fs.existsSync(path.join(p, 'model.json'))) return p;
+  // A run folder: its final checkpoint, else the latest training state.
+  for (const sub of ['checkpoints/final', 'checkpoints/latest'])
+    if (fs.existsSync(path.join(p, sub, 'model.json'))) return path.join(p, sub);
+  throw new Error(
+    `${spec} is neither 'base', a checkpoint folder (with model.json) nor a run folder with checkpoints/final or checkpoints/latest`,
+  );
+}

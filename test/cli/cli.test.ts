@@ -1,0 +1,104 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { describe, it } from 'node:test';
+import { validateTrajectoryJSON } from '../../src/core/index.js';
+
+const root = path.resolve(__dirname, '..', '..');
+
+function cli(args: string[], env: Record<string, string> = {}) {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', path.join(root, 'src/cli/main.ts'), ...args], {
+    cwd: root,
+    encoding: 'utf8',
+    env: { ...process.env, NO_COLOR: '', ...env },
+    timeout: 120_000,
+  });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+}
+
+describe('episode-lab CLI', () => {
+  it('gym prints an episode in plain text when not a terminal', () => {
+    const r = cli(['gym', '--split', 'train', '--task', '3', '--policy', 'oracle', '--seed', '1']);
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /^prompt {2}fix \w+ : /m);
+    assert.match(r.out, /^call 0 {2}<call> read <\/call>$/m);
+    assert.match(r.out, /hidden pass yes/);
+    assert.doesNotMatch(r.out, /\x1b\[/, 'no ANSI colours when piped');
+  });
+
+  it('gym --color colours tokens by owner', () => {
+    const r = cli(['gym', '--task', '0', '--color']);
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /\x1b\[1;32m<call>\x1b\[0m/, 'policy tokens bold green');
+    assert.match(r.out, /\x1b\[90m<obs>\x1b\[0m/, 'template tokens grey');
+    assert.match(r.out, /owners: /);
+  });
+
+  it('gym --json prints a valid trajectory', () => {
+    const r = cli(['gym', '--policy', 'malformed', '--max-turns', '12', '--json']);
+    assert.equal(r.code, 0, r.err);
+    const t = validateTrajectoryJSON(JSON.parse(r.out));
+    assert.equal(t.info.n_invalid, 6);
+  });
+
+  it('names a mistyped option or value and suggests the closest', () => {
+    let r = cli(['gym', '--tsk', '3']);
+    assert.equal(r.code, 2);
+    assert.match(r.err, /unknown option '--tsk' \(did you mean --task\?\)/);
+    r = cli(['gym', '--policy', 'orcle']);
+    assert.equal(r.code, 2);
+    assert.match(r.err, /--policy must be one of .*got 'orcle' \(did you mean 'oracle'\?\)/);
+    r = cli(['gym', '--task', '99']);
+    assert.equal(r.code, 2);
+    assert.match(r.err, /--task 99 is out of range: the train split has tasks 0 to 19/);
+    r = cli(['gym', '--seed', 'x']);
+    assert.match(r.err, /--seed must be a number, got 'x'/);
+    r = cli(['gmy']);
+    assert.equal(r.code, 2);
+    assert.match(r.err, /unknown command 'gmy' \(did you mean 'gym'\?\)/);
+  });
+
+  it('has --help on every command', () => {
+    for (const c of ['gym', 'tasks', 'sample', 'train', 'make-base', 'recipe']) {
+      const r = cli([c, '--help']);
+      assert.equal(r.code, 0, `${c}: ${r.err}`);
+      assert.match(r.out, new RegExp(`episode-lab ${c}`));
+      assert.match(r.out, /--help/);
+    }
+  });
+
+  it('tasks lists 30 tasks', () => {
+    const r = cli(['tasks']);
+    assert.equal(r.code, 0);
+    assert.match(r.out, /30 tasks; vocabulary \d+ tokens/);
+    assert.equal(r.out.split('\n').filter((l) => /^\d+ +(train|heldout)-\d\d/.test(l)).length, 30);
+  });
+
+  it('train rejects a config with a typo, naming the key', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'el-cli-'));
+    const file = path.join(dir, 'c.json');
+    fs.writeFileSync(file, JSON.stringify({ lrr: 0.001 }));
+    let r = cli(['train', '--config', file, '--runs-dir', dir]);
+    assert.equal(r.code, 1);
+    assert.match(r.err, /unknown key "lrr" \(did you mean "lr"\?\)/);
+    fs.writeFileSync(file, JSON.stringify({ groupSize: 1 }));
+    r = cli(['train', '--config', file, '--runs-dir', dir]);
+    assert.match(r.err, /groupSize must be an integer >= 2/);
+    fs.writeFileSync(file, '{"lr": ');
+    r = cli(['train', '--config', file, '--runs-dir', dir]);
+    assert.equal(r.code, 2);
+    assert.match(r.err, /is not valid JSON/);
+    assert.deepEqual(fs.readdirSync(dir), ['c.json'], 'a rejected config creates no run');
+  });
+
+  it('sample reports behaviour statistics of the shipped base', () => {
+    const r = cli(['sample', '--checkpoint', 'base', '--split', 'heldout', '--n', '2', '--seed', '7', '--print', '1']);
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.err, /backend: (wasm|tensorflow)/);
+    assert.match(r.out, /20 episodes \(2 per task, seed 7\)/);
+    assert.match(r.out, /pass \d\.\d{3} \| reads \d\.\d\d \| tests \d\.\d\d \| edits \d\.\d\d \| turns \d\.\d\d/);
+    assert.match(r.out, /^episode 0: task heldout-/m);
+  });
+});

@@ -2,6 +2,7 @@
 import * as path from 'node:path';
 import { makeTasks } from '../gym/tasks.js';
 import { loadCheckpoint } from '../model/checkpoint.js';
+import type { TinyAgent } from '../model/tinyagent.js';
 import type { RLConfig } from '../rl/config.js';
 import { type BehaviorStats, type EnvFactory, evaluate } from '../rl/grpo.js';
 import type { AdvantageFn, StepRecord } from '../rl/train.js';
@@ -16,6 +17,9 @@ export interface Arm {
   cfgAt?: (step: number) => RLConfig;
   /** Start from this checkpoint instead of the base. */
   from?: string;
+  stepStats?: () => Record<string, number>;
+  /** Called with the trained policy (to evaluate or save something beside it). */
+  onDone?: (policy: TinyAgent, runDir: string) => void;
 }
 
 export interface TrainedArm {
@@ -44,6 +48,8 @@ export async function trainArms(ctx: RecipeContext, recipe: string, arms: Arm[])
       envFactory: arm.envFactory,
       advantages: arm.advantages,
       cfgAt: arm.cfgAt,
+      stepStats: arm.stepStats,
+      onDone: arm.onDone,
       meta: { recipe, arm: arm.name },
       onStep: (rec, total) => ctx.onStep?.(arm.name, rec, total),
       shouldStop: () => ctx.shouldStop(),

@@ -2,6 +2,7 @@
  * RLConfig: the chapter's training configuration, as validated JSON. An unknown key or a bad value
  * is an error that names it (and suggests the closest key for a typo).
  */
+import { type ContextPolicy, parseContextPolicy } from '../context/policy.js';
 import { makeReward, type RewardSpec, validateReward } from '../gym/rewards.js';
 import type { LossMode } from './loss.js';
 
@@ -30,6 +31,8 @@ export interface RLConfig {
   seed: number;
   /** Exercise 4: observations end with the turns left. */
   showBudget: boolean;
+  /** What each call sees (section 12.4): the full history by default. */
+  contextPolicy: ContextPolicy;
 }
 
 export const DEFAULT_RL_CONFIG: RLConfig = {
@@ -48,6 +51,7 @@ export const DEFAULT_RL_CONFIG: RLConfig = {
   warmupSteps: 3,
   seed: 0,
   showBudget: false,
+  contextPolicy: { kind: 'full' },
 };
 
 export class ConfigError extends Error {}
@@ -75,6 +79,7 @@ const RULES: Record<keyof RLConfig, (v: unknown) => string | null> = {
   maxTurns: (v) =>
     Number.isInteger(v) && (v as number) >= 1 && (v as number) <= 64 ? null : 'an integer from 1 to 64',
   reward: () => null,
+  contextPolicy: () => null,
   lr: (v) => (typeof v === 'number' && v > 0 && v < 1 ? null : 'a number in (0, 1)'),
   promptsPerStep: (v) => (Number.isInteger(v) && (v as number) >= 1 ? null : 'a positive integer'),
   groupSize: (v) =>
@@ -111,6 +116,14 @@ export function makeRLConfig(overrides: unknown = {}, where = 'config'): RLConfi
     }
   const out = { ...DEFAULT_RL_CONFIG } as Record<string, unknown>;
   for (const [k, v] of Object.entries(o)) {
+    if (k === 'contextPolicy') {
+      try {
+        out.contextPolicy = parseContextPolicy(v, `${where}.contextPolicy`);
+      } catch (e) {
+        throw new ConfigError((e as Error).message);
+      }
+      continue;
+    }
     if (k === 'reward') {
       try {
         out.reward = validateReward(v, `${where}.reward`);

@@ -4,6 +4,8 @@
  * tokens only. Names follow the chapter (`sample_step` -> `sampleStep`, ...).
  */
 import * as tf from '@tensorflow/tfjs-core';
+import type { ContextPolicy } from '../context/policy.js';
+import { type CallSample, contextRolloutBatch } from '../context/rollout.js';
 import type { Env } from '../gym/env.js';
 import { makeEnv } from '../gym/env.js';
 import { type Batch, collate, type Trajectory } from '../gym/episode.js';
@@ -22,9 +24,17 @@ export function defaultEnvFactory(cfg: RLConfig): EnvFactory {
   return () => makeEnv(envOptions(cfg));
 }
 
+/** Episodes (and, under a context policy other than `full`, the per-call samples to train on). */
+export interface SampledStep {
+  trajs: Trajectory[];
+  /** Per-call samples (view + call) tagged with their episode; null under the full context. */
+  samples: CallSample[] | null;
+}
+
 /**
  * groupSize episodes per task, each group on one renaming of its task (so that the group
- * baseline compares like with like). Returns the trajectories, group after group.
+ * baseline compares like with like), group after group. Under cfg.contextPolicy other than `full`
+ * each call is generated from its own context view, and the per-call samples come back too.
  */
 export function sampleGroups(
   policy: TinyAgent,
@@ -34,20 +44,43 @@ export function sampleGroups(
   cfg: RLConfig,
   rng: Rng,
 ): Trajectory[] {
+  return sampleGroupsWithCalls(policy, envFactory, tasks, tok, cfg, rng).trajs;
+}
+
+export function sampleGroupsWithCalls(
+  policy: TinyAgent,
+  envFactory: EnvFactory,
+  tasks: readonly Task[],
+  tok: Tokenizer,
+  cfg: RLConfig,
+  rng: Rng,
+): SampledStep {
   const names = rng.fork();
   const batch: Task[] = [];
   for (const t of tasks) {
     const renamed = randomizeNames(t, names);
     for (let g = 0; g < cfg.groupSize; g++) batch.push(renamed);
   }
-  return rolloutBatch(
-    policy,
-    batch.map(() => envFactory()),
-    batch,
-    tok,
-    rng,
-    { temperature: cfg.temperature },
-  );
+  return rolloutWithContext(policy, batch, envFactory, tok, cfg, rng);
+}
+
+/** Sample one episode per task under cfg.contextPolicy. */
+export function rolloutWithContext(
+  policy: TinyAgent,
+  tasks: readonly Task[],
+  envFactory: EnvFactory,
+  tok: Tokenizer,
+  cfg: RLConfig,
+  rng: Rng,
+  contextPolicy: ContextPolicy = cfg.contextPolicy,
+): SampledStep {
+  const envs = tasks.map(() => envFactory());
+  if (contextPolicy.kind === 'full')
+    return {
+      trajs: rolloutBatch(policy, envs, tasks, tok, rng, { temperature: cfg.temperature }),
+      samples: null,
+    };
+  return contextRolloutBatch(policy, envs, tasks, tok, contextPolicy, rng, { temperature: cfg.temperature });
 }
 
 /** One training step's episodes: promptsPerStep tasks drawn without replacement, in groups. */
@@ -58,11 +91,11 @@ export function sampleStep(
   tok: Tokenizer,
   cfg: RLConfig,
   rng: Rng,
-): { trajs: Trajectory[]; tasks: Task[] } {
+): SampledStep & { tasks: Task[] } {
   const chosen: Task[] = [];
   while (chosen.length < cfg.promptsPerStep)
     chosen.push(...rng.shuffle(tasks).slice(0, cfg.promptsPerStep - chosen.length));
-  return { trajs: sampleGroups(policy, envFactory, chosen, tok, cfg, rng), tasks: chosen };
+  return { ...sampleGroupsWithCalls(policy, envFactory, chosen, tok, cfg, rng), tasks: chosen };
 }
 
 /**
@@ -91,7 +124,10 @@ function subBatch(batch: Batch, rows: readonly number[], advantages: readonly (n
   const cut = (m: number[][], n: number) => rows.map((r) => m[r].slice(0, n));
   const adv = rows.map((r) => {
     const a = advantages[r];
-    return Array.isArray(a) ? a.slice(0, T - 1) : new Array(T - 1).fill(a);
+    if (!Array.isArray(a)) return new Array(T - 1).fill(a);
+    const row = a.slice(0, T - 1);
+    while (row.length < T - 1) row.push(0);
+    return row;
   });
   return {
     ids: cut(batch.ids, T),
@@ -239,11 +275,14 @@ export interface EvaluateOptions {
   n?: number;
   seed?: number;
   envFactory?: EnvFactory;
+  /** Evaluate under this context policy (default cfg.contextPolicy): the chapter's `evaluate_context`. */
+  contextPolicy?: ContextPolicy;
 }
 
 /**
  * Behaviour statistics of n episodes per task (renamed, seeded): the chapter's `evaluate`, which
- * `held_out` calls with 16 episodes per held-out task and seed 7.
+ * `held_out` calls with 16 episodes per held-out task and seed 7; with a context policy, its
+ * `evaluate_context`.
  */
 export function evaluate(
   policy: TinyAgent,
@@ -257,13 +296,14 @@ export function evaluate(
   const factory = opts.envFactory ?? defaultEnvFactory(cfg);
   const names = new Rng(seed);
   const batch = tasks.flatMap((t) => Array.from({ length: n }, () => randomizeNames(t, names)));
-  const trajs = rolloutBatch(
+  const { trajs } = rolloutWithContext(
     policy,
-    batch.map(() => factory()),
     batch,
+    factory,
     tok,
+    cfg,
     new Rng(seed + 1),
-    { temperature: cfg.temperature },
+    opts.contextPolicy,
   );
   return { stats: behaviorStats(trajs), trajs };
 }

@@ -62,6 +62,8 @@ export interface TrainOptions {
   rngState?: number[];
   /** Optimizer to continue with (for resuming); a new Adam otherwise. */
   optimizer?: tf.Optimizer;
+  /** Extra statistics to record with each step (for example the critic's loss). */
+  stepStats?: () => Record<string, number>;
 }
 
 const r4 = (x: number) => Math.round(x * 1e4) / 1e4;
@@ -89,11 +91,29 @@ export async function trainRl(
     const lr = opts.lrAt?.(step) ?? c.lr * Math.min(1, (step + 1) / (c.warmupSteps + 1));
     (opt as unknown as { learningRate: number }).learningRate = lr;
     const t0 = performance.now();
-    const { trajs } = sampleStep(policy, factory, tasks, tok, c, rng);
+    const { trajs, samples } = sampleStep(policy, factory, tasks, tok, c, rng);
     const t1 = performance.now();
     const adv = (opts.advantages ?? outcomeAdvantages)(trajs, c);
-    const batch = collate(trajs, tok.padId);
-    const upd = rlUpdate(policy, opt, batch, adv, c, rng);
+    let upd: UpdateStats;
+    if (samples) {
+      // Per-call samples (a context policy): each call trains on its own view, with its episode's advantage.
+      if (adv.some((a) => Array.isArray(a)))
+        throw new Error('per-token advantages need the full context (they are aligned with whole episodes)');
+      const batch = collate(
+        samples.map((s) => s.traj),
+        tok.padId,
+      );
+      // As many gradient steps as the whole-episode update would take: minibatches scale with the calls.
+      const perCall = { ...c, minibatchSize: Math.ceil((samples.length * c.minibatchSize) / trajs.length) };
+      upd = rlUpdate(
+        policy,
+        opt,
+        batch,
+        samples.map((s) => adv[s.episode]),
+        perCall,
+        rng,
+      );
+    } else upd = rlUpdate(policy, opt, collate(trajs, tok.padId), adv, c, rng);
     const t2 = performance.now();
     const stats = behaviorStats(trajs);
     const rec = {
@@ -104,6 +124,7 @@ export async function trainRl(
       sample_s: r4((t1 - t0) / 1000),
       update_s: r4((t2 - t1) / 1000),
       lr,
+      ...Object.fromEntries(Object.entries(opts.stepStats?.() ?? {}).map(([k, v]) => [k, r4(v)])),
     } as StepRecord;
     history.push(rec);
     if (opts.runDir) {

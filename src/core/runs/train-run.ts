@@ -9,6 +9,7 @@ import type { Trajectory } from '../gym/episode.js';
 import { makeTasks } from '../gym/tasks.js';
 import type { Tokenizer } from '../gym/tokenizer.js';
 import { loadCheckpoint, saveCheckpoint } from '../model/checkpoint.js';
+import type { TinyAgent } from '../model/tinyagent.js';
 import { resolveCheckpoint } from '../paths.js';
 import { makeRLConfig, type RLConfig } from '../rl/config.js';
 import { type BehaviorStats, type EnvFactory, evaluate } from '../rl/grpo.js';
@@ -35,6 +36,9 @@ export interface TrainRunOptions {
   evaluateHeldout?: boolean;
   onStep?: (rec: StepRecord, total: number, trajs: Trajectory[]) => void;
   shouldStop?: () => boolean;
+  stepStats?: () => Record<string, number>;
+  /** Called with the trained policy before it is disposed (to save a critic beside it, say). */
+  onDone?: (policy: TinyAgent, runDir: string) => void;
 }
 
 export interface TrainRunResult {
@@ -76,6 +80,7 @@ export async function trainRun(o: TrainRunOptions): Promise<TrainRunResult> {
     envFactory: o.envFactory,
     advantages: o.advantages,
     cfgAt: o.cfgAt,
+    stepStats: o.stepStats,
     checkpointEvery: 10,
     startStep,
     rngState: resumeState?.rngState,
@@ -111,6 +116,7 @@ export async function trainRun(o: TrainRunOptions): Promise<TrainRunResult> {
       backend: backendInfo()?.detail,
     });
   }
+  o.onDone?.(policy, o.runDir);
   policy.dispose();
   return { runDir: o.runDir, history: all, heldout, complete };
 }

@@ -5,19 +5,10 @@ import { makeTasks } from '../gym/tasks.js';
 import { buildTokenizer } from '../gym/tokenizer.js';
 import { backendInfo } from '../tf/backend.js';
 import { recipeExBudgetObs, recipeExCurriculum, recipeExLossMode } from './exercises.js';
-import { recipeExBudgetObs, recipeExCurriculum, recipeExLossMode } from './exercises.js';
 import { recipe121Budget, recipe121Mask } from './s12-1.js';
 import { recipe122 } from './s12-2.js';
 import { recipe123 } from './s12-3.js';
 import { recipe124 } from './s12-4.js';
-import { recipe125 } from './s12-5.js';
-import { recipe126 } from './s12-6.js';
-import {
-  recipe127NeverSubmit,
-  recipe127Overflow,
-  recipe127SubmitAtOnce,
-  recipe127Truncation,
-} from './s12-7.js';
 import { recipe125 } from './s12-5.js';
 import { recipe126 } from './s12-6.js';
 import {

@@ -2,6 +2,7 @@
 
 export * from './context/policy.js';
 export * from './context/rollout.js';
+export * from './context/train.js';
 export * from './gym/env.js';
 export * from './gym/episode.js';
 export * from './gym/rewards.js';
@@ -17,11 +18,15 @@ export * from './rl/advantages.js';
 // The TF.js maskedMean is the one the chapter's losses use; the array version keeps another name.
 export { maskedMean as maskedMeanArray } from './rl/advantages.js';
 export * from './rl/config.js';
+export * from './rl/critic.js';
 export * from './rl/grpo.js';
 export * from './rl/loss.js';
 export { maskedMean } from './rl/loss.js';
 export * from './rl/sft.js';
+export * from './rl/train.js';
 export * from './rl/value-loss.js';
 export * from './rng.js';
+export * from './paths.js';
 export * from './runs/run-files.js';
+export * from './runs/train-run.js';
 export * from './tf/backend.js';

@@ -55,7 +55,8 @@ export async function trainRun(o: TrainRunOptions): Promise<TrainRunResult> {
   let resumeState: Awaited<ReturnType<typeof loadTrainingState>> | null = null;
   if (o.resume) {
     const meta = readMeta(o.runDir);
-    const cfg = makeRLConfig(meta.config, `${o.runDir}/config.json`);
+    const { steps: _steps, ...fields } = meta.config;
+    const cfg = makeRLConfig(fields, `${o.runDir}/config.json`);
     resumeState = loadTrainingState(o.runDir, o.tok, cfg);
     startStep = resumeState.startStep;
     o = { ...o, cfg };

@@ -1,0 +1,231 @@
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { before, describe, it } from 'node:test';
+import {
+  behaviorStats,
+  buildTokenizer,
+  ConfigError,
+  computeAdvantages,
+  initBackend,
+  loadCheckpoint,
+  makeRLConfig,
+  makeTasks,
+  readEpisodes,
+  readRun,
+  type Trajectory,
+  trainRun,
+} from '../../src/core/index.js';
+import { recipe121Mask } from '../../src/core/recipes/s12-1.js';
+
+const tok = buildTokenizer(makeTasks('all'));
+const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'el-train-'));
+/** A small but real configuration: 2 tasks x 4 episodes per step. */
+const small = (over: Record<string, unknown> = {}) =>
+  makeRLConfig({ promptsPerStep: 2, groupSize: 4, minibatchSize: 4, ...over });
+
+describe('RLConfig', () => {
+  it('has the chapter defaults', () => {
+    const c = makeRLConfig();
+    assert.equal(c.maxTurns, 6);
+    assert.equal(c.groupSize, 8);
+    assert.equal(c.temperature, 1);
+    assert.equal(c.maxEdits, 1);
+    assert.equal(c.lossMode, 'token_mean');
+    assert.deepEqual(c.contextPolicy, { kind: 'full' });
+  });
+
+  it('names an unknown key and suggests the closest', () => {
+    assert.throws(
+      () => makeRLConfig({ groupsize: 4 }),
+      /unknown key "groupsize" \(did you mean "groupSize"\?\)/,
+    );
+    assert.throws(
+      () => makeRLConfig({ zzz: 1 }),
+      (e: Error) => e instanceof ConfigError && /known keys: maxTurns/.test(e.message),
+    );
+  });
+
+  it('names a bad value', () => {
+    assert.throws(
+      () => makeRLConfig({ maxTurns: 0 }),
+      /config\.maxTurns must be an integer from 1 to 64, got 0/,
+    );
+    assert.throws(
+      () => makeRLConfig({ lossMode: 'mean' }),
+      /lossMode must be "token_mean" or "seq_mean_token_mean"/,
+    );
+    assert.throws(() => makeRLConfig({ lr: '1e-3' }), /lr must be a number in \(0, 1\)/);
+    assert.throws(
+      () => makeRLConfig({ reward: { kind: 'hidden', stepPenalty: 'x' } }),
+      /reward\.stepPenalty must be a finite number/,
+    );
+    assert.throws(() => makeRLConfig({ contextPolicy: { kind: 'keepObs', k: -1 } }), /contextPolicy/);
+    assert.throws(() => makeRLConfig([]), /must be a JSON object/);
+  });
+});
+
+describe('advantages and statistics', () => {
+  it('computeAdvantages normalises within each group and gives 0 to a group of equal rewards', () => {
+    const a = computeAdvantages([1, 0, 0, 0, 1, 1, 1, 1], 4);
+    assert.ok(Math.abs(a[0] - Math.sqrt(3)) < 1e-5);
+    assert.ok(Math.abs(a[1] + 1 / Math.sqrt(3)) < 1e-5);
+    assert.deepEqual(a.slice(4), [0, 0, 0, 0]);
+    assert.throws(() => computeAdvantages([1, 2, 3], 2), /do not split into groups/);
+  });
+
+  it('behaviorStats averages the infos', () => {
+    const info = (o: Partial<Trajectory['info']>) =>
+      ({
+        submitted: true,
+        hidden_pass: false,
+        stop: 'submitted',
+        n_invalid: 0,
+        n_turns: 3,
+        reads: 1,
+        tests: 0,
+        edits: 1,
+        edit_op: null,
+        task_id: 'x',
+        single_turn: false,
+        ...o,
+      }) as Trajectory['info'];
+    const t = (i: Trajectory['info'], reward: number) =>
+      ({ ids: [1, 2, 3], actionMask: [1, 0], info: i, reward }) as unknown as Trajectory;
+    const s = behaviorStats([
+      t(info({ hidden_pass: true }), 1),
+      t(info({ submitted: false, n_turns: 5, n_invalid: 1 }), 0),
+    ]);
+    assert.equal(s.pass_rate, 0.5);
+    assert.equal(s.turns, 4);
+    assert.equal(s.submit_rate, 0.5);
+    assert.equal(s.invalid_per_turn, 1 / 8);
+  });
+});
+
+describe('training runs', () => {
+  before(async () => {
+    await initBackend();
+  });
+
+  it('12.1: only policy positions get gradient', async () => {
+    const res = await recipe121Mask.run({
+      tok,
+      dir: tmp(),
+      seed: 0,
+      steps: 0,
+      smoke: true,
+      log: () => {},
+      shouldStop: () => false,
+    });
+    const rows = res.tables[0].rows as [string, number, number][];
+    const byOwner = Object.fromEntries(rows.map(([o, p, g]) => [o, { p, g }]));
+    assert.equal(byOwner.policy.g, byOwner.policy.p, 'every policy position has gradient');
+    assert.ok(byOwner.policy.p > 50);
+    for (const o of ['template', 'prompt', 'tool']) {
+      assert.ok(byOwner[o].p > 0, `${o} positions exist`);
+      assert.equal(byOwner[o].g, 0, `${o} positions have no gradient`);
+    }
+    assert.match(res.notes[0], /padding positions with gradient: 0/);
+  });
+
+  it('writes its run files and evaluates at the end', async () => {
+    const dir = path.join(tmp(), 'run');
+    const res = await trainRun({
+      runDir: dir,
+      cfg: small({ seed: 3 }),
+      steps: 2,
+      tok,
+      evaluateHeldout: true,
+    });
+    assert.equal(res.complete, true);
+    const run = readRun(dir);
+    assert.deepEqual(
+      run.history.map((h) => h.step),
+      [0, 1],
+    );
+    assert.equal(run.warnings.length, 0);
+    const eps = readEpisodes(dir);
+    assert.equal(eps.length, 16);
+    for (const e of eps) {
+      assert.ok(e.advantages, 'advantages stored');
+      e.advantages?.forEach((a, i) => {
+        if (!e.actionMask[i]) assert.equal(a, 0);
+      });
+    }
+    assert.ok(fs.existsSync(path.join(dir, 'checkpoints', 'final', 'model.json')));
+    assert.ok(res.heldout && res.heldout.pass_rate >= 0);
+    const summary = JSON.parse(fs.readFileSync(path.join(dir, 'summary.json'), 'utf8'));
+    assert.equal(summary.steps, 2);
+    assert.throws(() => fs.mkdirSync(dir) as never, /EEXIST/);
+    await assert.rejects(trainRun({ runDir: dir, cfg: small(), steps: 2, tok }), /already holds a run/);
+  });
+
+  it('a stopped run resumes to exactly the weights of an uninterrupted one', async () => {
+    const root = tmp();
+    const cfg = small({ seed: 5 });
+    const straight = await trainRun({
+      runDir: path.join(root, 'a'),
+      cfg,
+      steps: 3,
+      tok,
+      evaluateHeldout: false,
+    });
+    let n = 0;
+    const first = await trainRun({
+      runDir: path.join(root, 'b'),
+      cfg,
+      steps: 3,
+      tok,
+      evaluateHeldout: false,
+      shouldStop: () => ++n >= 2,
+    });
+    assert.equal(first.complete, false);
+    assert.equal(first.history.length, 2);
+    assert.ok(!fs.existsSync(path.join(root, 'b', 'checkpoints', 'final')));
+    const resumed = await trainRun({
+      runDir: path.join(root, 'b'),
+      cfg,
+      steps: 3,
+      tok,
+      resume: true,
+      evaluateHeldout: false,
+    });
+    assert.equal(resumed.complete, true);
+    assert.deepEqual(
+      resumed.history.map((h) => [h.step, h.pass_rate, h.reward]),
+      straight.history.map((h) => [h.step, h.pass_rate, h.reward]),
+    );
+    const a = loadCheckpoint(path.join(root, 'a', 'checkpoints', 'final'), tok).snapshot();
+    const b = loadCheckpoint(path.join(root, 'b', 'checkpoints', 'final'), tok).snapshot();
+    for (const [name, v] of a) assert.deepEqual(b.get(name), v, name);
+  });
+
+  it('a truncated last line (a crash mid-write) is reported and skipped', async () => {
+    const dir = path.join(tmp(), 'run');
+    await trainRun({ runDir: dir, cfg: small({ seed: 1 }), steps: 2, tok, evaluateHeldout: false });
+    fs.appendFileSync(path.join(dir, 'history.jsonl'), '{"step": 2, "episodes": 8, "pass_ra');
+    fs.appendFileSync(path.join(dir, 'episodes.jsonl'), '{"v": 1, "ids": [1, 2');
+    const run = readRun(dir);
+    assert.equal(run.history.length, 2);
+    assert.match(run.warnings.join('\n'), /history\.jsonl: the last line \(3\) is incomplete/);
+    const warnings: string[] = [];
+    assert.equal(readEpisodes(dir, { warnings }).length, 8 * 2);
+    assert.match(warnings.join('\n'), /episodes\.jsonl: the last line \(\d+\) is incomplete/);
+  });
+
+  it('trains on per-call samples under a context policy', async () => {
+    const dir = path.join(tmp(), 'ctx');
+    const res = await trainRun({
+      runDir: dir,
+      cfg: small({ seed: 2, contextPolicy: { kind: 'keepObs', k: 1 } }),
+      steps: 1,
+      tok,
+      evaluateHeldout: false,
+    });
+    assert.equal(res.complete, true);
+    assert.ok(res.history[0].updates > 0);
+    assert.deepEqual(readRun(dir).meta.config.contextPolicy, { kind: 'keepObs', k: 1 });
+  });
+});

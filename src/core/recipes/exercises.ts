@@ -1,10 +1,28 @@
 /** The chapter's exercises as recipe variants: budget curriculum, remaining budget, loss mode (and more below). */
-import type { Trajectory } from '../gym/episode.js';
-import type { StepRecord } from '../rl/train.js';
+import * as tf from '@tensorflow/tfjs-core';
+import type { ContextPolicy } from '../context/policy.js';
+import { collate, type Trajectory } from '../gym/episode.js';
+import { makeTasks } from '../gym/tasks.js';
+import type { Tokenizer } from '../gym/tokenizer.js';
+import { makeCritic, type TinyAgent } from '../model/tinyagent.js';
+import {
+  bootstrappedTruncationReturns,
+  explainedVariance,
+  groupAdvantages,
+  outcomeRewards,
+  perCallRewards,
+  returnsToGo,
+} from '../rl/advantages.js';
+import type { RLConfig } from '../rl/config.js';
+import { criticStep, criticValues, criticValuesOf } from '../rl/critic.js';
+import { defaultEnvFactory, sampleGroups } from '../rl/grpo.js';
+import type { AdvantageFn, StepRecord } from '../rl/train.js';
+import { Rng } from '../rng.js';
 import {
   armConfig,
   evalStats,
   finishArm,
+  loadBase,
   lossWeightShares,
   type PolicyArmRun,
   passByFormat,
@@ -13,7 +31,7 @@ import {
   windowMeansOf,
 } from './policy-arms.js';
 import { bothFormats, FORMAT_COLUMNS, mixedFactory, mixtureTasks } from './s12-6.js';
-import { DIP_COLUMNS, dipRow, everyFifth, neverConfig } from './s12-7.js';
+import { DIP_COLUMNS, dipRow, everyFifth, maskedTruncation, neverConfig } from './s12-7.js';
 import type { Recipe, Table } from './types.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -222,5 +240,267 @@ export const recipeExLossMode: Recipe = {
       },
     ];
     return { tables, figures: [], runs: done.map((r) => r.runDir), notes: [] };
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
+// Exercise 3: summarisation context policy
+// ---------------------------------------------------------------------------------------------
+
+const CONTEXTS: [string, ContextPolicy][] = [
+  ['full', { kind: 'full' }],
+  ['keep_obs=1', { kind: 'keepObs', k: 1 }],
+  ['summarize', { kind: 'summarize' }],
+];
+
+export const recipeExSummarize: Recipe = {
+  name: 'ex-summarize',
+  section: 'exercises',
+  title:
+    'Exercise 3: train with summarisation (each read replaced by its inferOp) vs keep_obs=1; evaluate under full context',
+  mechanism: 'which context policy transfers better to the full context: masking or summarising?',
+  trains: true,
+  async run(ctx) {
+    const done: PolicyArmRun[] = [];
+    const rows: (string | number)[][] = [];
+    const gaps: (string | number)[][] = [];
+    for (const [name, contextPolicy] of CONTEXTS.slice(1)) {
+      const cfg = armConfig(ctx, { contextPolicy });
+      const run = await trainPolicyArm(ctx, 'ex-summarize', { name: `trained ${name}`, cfg });
+      if (!run) break;
+      const byEval: Record<string, number> = {};
+      for (const [evalName, evalPolicy] of CONTEXTS) {
+        const s = evalStats(ctx, run.policy, armConfig(ctx, { contextPolicy: evalPolicy }));
+        rows.push([name, evalName, s.pass_rate, s.reads, s.edits, s.turns]);
+        byEval[evalName] = s.pass_rate;
+      }
+      gaps.push([name, byEval[name], byEval.full, byEval.full - byEval[name]]);
+      finishArm(run, { heldout_pass_by_eval_context: byEval });
+      done.push(run);
+    }
+    return {
+      tables: [
+        {
+          title: `Exercise 3: held out by training and evaluation context (${ctx.smoke ? 2 : 16} per task, seed 7; training seed ${ctx.seed})`,
+          columns: ['trained', 'evaluated', 'pass', 'reads', 'edits', 'turns'],
+          rows,
+          digits: [0, 0, 3, 2, 2, 2],
+        },
+        {
+          title: 'Exercise 3: transfer to the full context',
+          columns: ['trained', 'pass in own context', 'pass under full', 'full - own'],
+          rows: gaps,
+          digits: [0, 3, 3, 3],
+        },
+      ],
+      figures: [],
+      runs: done.map((r) => r.runDir),
+      notes: [],
+    };
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
+// Exercise 6: bootstrapped truncation
+// ---------------------------------------------------------------------------------------------
+
+/** True for an episode that ended on a limit (turn budget or context) rather than by submitting. */
+export const endedOnLimit = (info: { submitted: boolean; stop: string }) =>
+  !info.submitted && (info.stop === 'max_turns' || info.stop === 'truncated');
+
+/**
+ * The critic's value of the state each episode ended in, V(s_K) [B]: its value of the whole
+ * episode as a prefix (one pad token is appended so that the longest row has that position too).
+ */
+export function endValues(critic: TinyAgent, trajs: readonly Trajectory[], tok: Tokenizer): number[] {
+  const batch = collate(trajs, tok.padId);
+  const ids = batch.ids.map((row) => [...row, tok.padId]);
+  const values = tf.tidy(() => criticValues(critic, tf.tensor2d(ids, undefined, 'int32')).arraySync());
+  return trajs.map((t, b) => values[b][t.ids.length - 1]);
+}
+
+/** Token rewards [B, T-1] of a batch under a reward spec (verdict with wrongSubmit, step penalty), plus bootstrap values on the last call of limit-ended episodes. */
+function bootstrappedTokenRewards(
+  trajs: readonly Trajectory[],
+  mask: number[][],
+  cfg: RLConfig,
+  bootstrap: readonly number[] | null,
+): number[][] {
+  const rewards = perCallRewards(trajs, mask, cfg.reward.stepPenalty, {
+    wrongSubmit: cfg.reward.wrongSubmit,
+  });
+  if (bootstrap) {
+    const last = outcomeRewards(
+      trajs.map((t, b) => (endedOnLimit(t.info) ? bootstrap[b] : 0)),
+      mask,
+    );
+    return rewards.map((row, b) => row.map((r, i) => r + last[b][i]));
+  }
+  return rewards;
+}
+
+export interface BootstrapState {
+  critic: TinyAgent;
+  opt: tf.Optimizer;
+  tok: Tokenizer;
+  /** Statistics of the last step. */
+  last: { explained_variance: number; bootstrap_mean: number; limit_share: number };
+}
+
+/**
+ * A critic for exercise 6, copied from `policy` and regressed on the returns-to-go of `trajs`
+ * under cfg's reward (wrongSubmit included), `steps` steps of 64 episodes (Adam 1e-3).
+ */
+export function warmBootstrapCritic(
+  policy: TinyAgent,
+  trajs: readonly Trajectory[],
+  tok: Tokenizer,
+  cfg: RLConfig,
+  rng: Rng,
+  steps: number,
+): { critic: TinyAgent; evBefore: number; evAfter: number } {
+  const critic = makeCritic(policy);
+  const opt = tf.train.adam(1e-3);
+  const all = collate(trajs, tok.padId);
+  const returns = returnsToGo(bootstrappedTokenRewards(trajs, all.actionMask, cfg, null), all.actionMask);
+  const ev = () => explainedVariance(criticValuesOf(critic, all), returns, all.actionMask);
+  const evBefore = ev();
+  for (let s = 0; s < steps; s++) {
+    const idx = Array.from({ length: 64 }, () => rng.int(trajs.length));
+    const sub = collate(
+      idx.map((i) => trajs[i]),
+      tok.padId,
+    );
+    const T1 = sub.ids[0].length - 1;
+    const ret = idx.map((i) => {
+      const row = returns[i].slice(0, T1);
+      while (row.length < T1) row.push(0);
+      return row;
+    });
+    criticStep(critic, opt, sub.ids, ret, ret, sub.actionMask);
+  }
+  opt.dispose();
+  return { critic, evBefore, evAfter: ev() };
+}
+
+/**
+ * Exercise 6 as a trainer AdvantageFn: R_hat = R + V(s_K) for episodes that ended on a limit, R
+ * otherwise (`bootstrappedTruncationReturns`), group-normalised; then one critic step on the
+ * batch's bootstrapped returns-to-go (the step does not change this batch's advantages).
+ */
+export function bootstrapAdvantages(state: BootstrapState): AdvantageFn {
+  return (trajs, cfg) => {
+    const v = endValues(state.critic, trajs, state.tok);
+    const limit = trajs.map((t) => endedOnLimit(t.info));
+    const rHat = bootstrappedTruncationReturns(
+      trajs.map((t) => t.reward),
+      limit,
+      v,
+    );
+    const batch = collate(trajs, state.tok.padId);
+    const returns = returnsToGo(bootstrappedTokenRewards(trajs, batch.actionMask, cfg, v), batch.actionMask);
+    const values = criticValuesOf(state.critic, batch);
+    const nLimit = limit.filter(Boolean).length;
+    state.last = {
+      explained_variance: explainedVariance(values, returns, batch.actionMask),
+      bootstrap_mean: nLimit ? v.filter((_, b) => limit[b]).reduce((a, x) => a + x, 0) / nLimit : Number.NaN,
+      limit_share: nLimit / trajs.length,
+    };
+    criticStep(state.critic, state.opt, batch.ids, values, returns, batch.actionMask);
+    return groupAdvantages(rHat, cfg.groupSize);
+  };
+}
+
+export const recipeExBootstrap: Recipe = {
+  name: 'ex-bootstrap',
+  section: 'exercises',
+  title: 'Exercise 6: truncated episodes scored 0, masked, or bootstrapped from a critic (wrong_submit = -1)',
+  mechanism:
+    'bootstrapping values an unfinished episode at what the critic expects of it, neither 0 nor free',
+  trains: true,
+  async run(ctx) {
+    const cfg = neverConfig(ctx);
+    // The critic: warmed on base-agent episodes under the same reward (the chapter: 60 steps of 64).
+    const base = loadBase(ctx);
+    const warmTasks = ctx.smoke ? makeTasks('train').slice(0, 4) : makeTasks('train');
+    const warmRng = new Rng(ctx.seed + 11);
+    const warmTrajs = sampleGroups(base, defaultEnvFactory(cfg), warmTasks, ctx.tok, cfg, warmRng);
+    const warm = warmBootstrapCritic(base, warmTrajs, ctx.tok, cfg, warmRng, ctx.smoke ? 2 : 60);
+    base.dispose();
+    ctx.log(
+      `ex-bootstrap: critic explained variance ${warm.evBefore.toFixed(3)} -> ${warm.evAfter.toFixed(3)}`,
+    );
+    const state: BootstrapState = {
+      critic: warm.critic,
+      opt: tf.train.adam(1e-3),
+      tok: ctx.tok,
+      last: { explained_variance: Number.NaN, bootstrap_mean: Number.NaN, limit_share: Number.NaN },
+    };
+    const critic: { ev: number[]; v: number[]; limit: number[] } = { ev: [], v: [], limit: [] };
+    const done: PolicyArmRun[] = [];
+    const rows: (string | number)[][] = [];
+    try {
+      for (const arm of [
+        { name: 'truncation = 0', cfg },
+        { name: 'truncation masked', cfg, advantages: maskedTruncation },
+        {
+          name: 'bootstrapped',
+          cfg,
+          advantages: bootstrapAdvantages(state),
+          onStep: () => {
+            critic.ev.push(state.last.explained_variance);
+            critic.v.push(state.last.bootstrap_mean);
+            critic.limit.push(state.last.limit_share);
+          },
+        },
+      ]) {
+        const run = await trainPolicyArm(ctx, 'ex-bootstrap', arm);
+        if (!run) break;
+        const s = evalStats(ctx, run.policy, cfg);
+        rows.push([arm.name, s.pass_rate, s.submit_rate, s.turns]);
+        finishArm(run, { heldout: s });
+        done.push(run);
+      }
+    } finally {
+      state.critic.dispose();
+      state.opt.dispose();
+    }
+    const windows = stepWindows(done[0]?.history.length ?? 0, 10);
+    const mean = (xs: number[]) => {
+      const ys = xs.filter((x) => !Number.isNaN(x));
+      return ys.length ? ys.reduce((a, b) => a + b, 0) / ys.length : Number.NaN;
+    };
+    return {
+      tables: [
+        {
+          title: `Exercise 6 under wrong_submit = -1: held out (${ctx.smoke ? 2 : 16} per task, seed 7; training seed ${ctx.seed})`,
+          columns: ['arm', 'held-out pass', 'submit rate', 'turns'],
+          rows,
+          digits: [0, 3, 3, 2],
+        },
+        {
+          title: 'Exercise 6: batch submit rate by 10-step window',
+          columns: ['arm', ...windows.map((w) => w.label)],
+          rows: done.map((r) => [r.arm.name, ...windowMeansOf(r.history, 'submit_rate', 10)]),
+          digits: [0, ...windows.map(() => 2)],
+        },
+        {
+          title: `Exercise 6: the critic (warm-up explained variance ${warm.evBefore.toFixed(2)} -> ${warm.evAfter.toFixed(2)}) during the bootstrapped run, by 10-step window`,
+          columns: ['statistic', ...windows.map((w) => w.label)],
+          rows: [
+            ['explained variance', ...windows.map((w) => mean(critic.ev.slice(w.from, w.to)))],
+            [
+              'mean V(s_K) of limit-ended episodes',
+              ...windows.map((w) => mean(critic.v.slice(w.from, w.to))),
+            ],
+            ['share of limit-ended episodes', ...windows.map((w) => mean(critic.limit.slice(w.from, w.to)))],
+          ],
+          digits: [0, ...windows.map(() => 3)],
+        },
+      ],
+      figures: [],
+      runs: done.map((r) => r.runDir),
+      notes: [],
+    };
   },
 };

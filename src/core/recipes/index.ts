@@ -4,7 +4,13 @@ import * as path from 'node:path';
 import { makeTasks } from '../gym/tasks.js';
 import { buildTokenizer } from '../gym/tokenizer.js';
 import { backendInfo } from '../tf/backend.js';
-import { recipeExBudgetObs, recipeExCurriculum, recipeExLossMode } from './exercises.js';
+import {
+  recipeExBootstrap,
+  recipeExBudgetObs,
+  recipeExCurriculum,
+  recipeExLossMode,
+  recipeExSummarize,
+} from './exercises.js';
 import { recipe121Budget, recipe121Mask } from './s12-1.js';
 import { recipe122 } from './s12-2.js';
 import { recipe123 } from './s12-3.js';
@@ -34,7 +40,9 @@ export const RECIPES: Recipe[] = [
   recipe127Truncation,
   recipe127Overflow,
   recipeExCurriculum,
+  recipeExSummarize,
   recipeExBudgetObs,
+  recipeExBootstrap,
   recipeExLossMode,
 ];
 

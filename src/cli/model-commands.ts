@@ -198,7 +198,12 @@ export const trainCommand: Command = {
     config: { type: 'string', metavar: 'FILE', help: 'RLConfig JSON file (keys: see the README)' },
     steps: { type: 'int', default: 40, min: 1, help: 'training steps' },
     from: { type: 'string', default: 'base', metavar: 'base|DIR', help: 'checkpoint to start from' },
-    runsDir: { type: 'string', default: 'runs', metavar: 'DIR', help: 'folder of run folders' },
+    runsDir: {
+      type: 'string',
+      default: '.episode-lab/runs',
+      metavar: 'DIR',
+      help: 'folder of run folders (the extension shows <workspace>/.episode-lab/runs)',
+    },
     name: { type: 'string', metavar: 'NAME', help: 'run folder name (default: train-<time>)' },
     resume: {
       type: 'string',

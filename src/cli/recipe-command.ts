@@ -84,11 +84,16 @@ export const recipeCommand: Command = {
     },
     jobs: { type: 'int', default: 2, min: 1, help: 'processes at a time for --seeds' },
     steps: { type: 'int', min: 1, help: 'training steps per arm (default 40; 2 with --smoke)' },
-    runsDir: { type: 'string', default: 'runs', metavar: 'DIR', help: 'where the recipe folder goes' },
+    runsDir: {
+      type: 'string',
+      default: '.episode-lab/runs',
+      metavar: 'DIR',
+      help: 'where the recipe folder goes',
+    },
     dir: {
       type: 'string',
       metavar: 'DIR',
-      help: 'the recipe folder itself (default: runs/recipe-NAME-seedS-TIME)',
+      help: 'the recipe folder itself (default: .episode-lab/runs/recipe-NAME-seedS-TIME)',
     },
     smoke: {
       type: 'boolean',

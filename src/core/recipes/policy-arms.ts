@@ -105,7 +105,6 @@ export async function trainPolicyArm(
     advantages: arm.advantages,
     cfgAt: arm.cfgAt,
     checkpointEvery: 10,
-    saveEpisodes: ctx.smoke ? 4 : undefined,
     onStep: (rec, trajs) => {
       arm.onStep?.(rec, trajs);
       ctx.onStep?.(arm.name, rec, ctx.steps);

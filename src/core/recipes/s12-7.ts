@@ -314,6 +314,8 @@ export const longReader: ScriptedPolicy = {
 export const OVERFLOW_BUDGETS = [6, 12, 24, 48];
 export const OBS_CAPS: (number | null)[] = [null, 24, 12];
 
+const capLabel = (cap: number | null) => (cap === null ? 'none' : `${cap} tokens`);
+
 /** One row of the overflow table from a batch of episodes. */
 export function overflowCells(trajs: readonly Trajectory[]): number[] {
   const s = behaviorStats(trajs);
@@ -337,17 +339,17 @@ export const recipe127Overflow: Recipe = {
         const cfg = armConfig(ctx, { maxTurns });
         const factory = () => makeEnv({ ...envOptions(cfg), obsCap: cap ?? undefined });
         const model = sampleGroups(base, factory, tasks, ctx.tok, cfg, new Rng(ctx.seed + 1));
-        rows.push(['RL base', maxTurns, cap ?? 'none', ...overflowCells(model)]);
+        rows.push(['RL base', String(maxTurns), capLabel(cap), ...overflowCells(model)]);
         const rng = new Rng(ctx.seed + 1);
         const scripted = tasks.flatMap((t) =>
           Array.from({ length: cfg.groupSize }, () =>
             runScripted(longReader, factory(), randomizeNames(t, rng), ctx.tok, rng),
           ),
         );
-        rows.push([longReader.name, maxTurns, cap ?? 'none', ...overflowCells(scripted)]);
+        rows.push([longReader.name, String(maxTurns), capLabel(cap), ...overflowCells(scripted)]);
       }
     base.dispose();
-    rows.sort((a, b) => String(a[0]).localeCompare(String(b[0])) || (a[1] as number) - (b[1] as number));
+    rows.sort((a, b) => String(a[0]).localeCompare(String(b[0])) || Number(a[1]) - Number(b[1]));
     const table: Table = {
       title: `12.7 context overflow (256 tokens): ${tasks.length} training tasks x ${armConfig(ctx).groupSize} per setting (seed ${ctx.seed + 1}); obs cap = head and tail of each tool output, '...' between`,
       columns: [

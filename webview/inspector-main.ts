@@ -1,17 +1,20 @@
 /**
- * The inspector webview's entry point: messages and state. Rendering is in render.ts.
- * Every message from the host is checked (src/core/inspector-protocol.ts); a malformed one is
- * dropped and logged to the webview's console. The view state survives hiding (getState) and a
- * window reload (the host's serializer gets it back).
+ * The inspector webview: messages and state. Rendering is in render.ts (and context.ts,
+ * credit.ts). Every message from the host is checked (src/core/inspector-protocol.ts); a
+ * malformed one is dropped and logged to the webview's console. The view state survives hiding
+ * (getState) and a window reload (the host's serializer gets it back).
  */
+import type { ContextPolicy } from '../src/core/context/policy.js';
 import {
   type FromWebview,
   type InspectorState,
   parseInspectorState,
   parseToWebview,
+  policyLabel,
 } from '../src/core/inspector-protocol.js';
 import type { MaskBug } from '../src/core/rl/mask-check.js';
-import { renderDetail, renderInspector, type ViewModel } from './render.js';
+import { mostCalls } from './context.js';
+import { currentView, idleJob, renderDetail, renderInspector, type ViewModel } from './render.js';
 import { registerToolkit } from './toolkit.js';
 
 interface VsCodeApi {
@@ -21,128 +24,303 @@ interface VsCodeApi {
 }
 declare function acquireVsCodeApi(): VsCodeApi;
 
-const vscode = acquireVsCodeApi();
-const app = document.getElementById('app')!;
-const saved = parseInspectorState(vscode.getState());
-const vm: ViewModel = {
-  episode: saved?.episode ?? null,
-  title: saved?.title ?? '',
-  bug: saved?.bug ?? 'correct',
-  mask: null,
-  maskPending: false,
-  maskError: null,
-  backend: null,
-};
-let requestId = 0;
-let focused = 0;
+/** Episodes sampled per rerun of the task (the comparison shows the one with the most calls first). */
+const RERUN_EPISODES = 16;
 
-function save(): void {
-  if (vm.episode) vscode.setState({ episode: vm.episode, title: vm.title, bug: vm.bug });
-}
-
-function requestMaskCheck(): void {
-  if (!vm.episode) return;
-  vm.maskPending = true;
-  vm.maskError = null;
-  vscode.postMessage({ type: 'maskCheck', requestId: ++requestId, bug: vm.bug });
-}
-
-function onBug(bug: MaskBug): void {
-  if (bug === vm.bug) return;
-  vm.bug = bug;
-  save();
-  requestMaskCheck();
-  render();
-}
-
-function showDetail(i: number): void {
-  if (!vm.episode) return;
-  focused = i;
-  const box = app.querySelector('.detail-box');
-  if (box) box.replaceChildren(renderDetail(document, vm.episode, i, vm.mask));
-}
-
-function render(): void {
-  const keepFocus =
-    app.contains(document.activeElement) && document.activeElement?.classList.contains('chip');
-  app.replaceChildren(renderInspector(document, vm, { onBug }));
-  app.dataset.state = vm.maskPending ? 'pending' : vm.mask ? 'checked' : 'idle';
-  if (vm.episode && focused < vm.episode.ids.length) {
-    showDetail(focused);
-    if (keepFocus) app.querySelector<HTMLElement>(`.chip[data-i="${focused}"]`)?.focus();
-  }
-}
-
-// Hover or keyboard focus shows a token; arrow keys move along the strip (roving tabindex).
-app.addEventListener('mouseover', (e) => {
-  const chip = (e.target as HTMLElement).closest?.('.strip .chip') as HTMLElement | null;
-  if (chip) showDetail(Number(chip.dataset.i));
-});
-app.addEventListener('focusin', (e) => {
-  const chip = (e.target as HTMLElement).closest?.('.strip .chip') as HTMLElement | null;
-  if (chip) showDetail(Number(chip.dataset.i));
-});
-app.addEventListener('keydown', (e) => {
-  const chip = (e.target as HTMLElement).closest?.('.strip .chip') as HTMLElement | null;
-  if (!chip || !vm.episode) return;
-  const T = vm.episode.ids.length;
-  const i = Number(chip.dataset.i);
-  const step: Record<string, number> = {
-    ArrowRight: 1,
-    ArrowDown: 1,
-    ArrowLeft: -1,
-    ArrowUp: -1,
-    Home: -T,
-    End: T,
+export function startInspector(app: HTMLElement): void {
+  const vscode = acquireVsCodeApi();
+  const saved = parseInspectorState(vscode.getState());
+  const vm: ViewModel = {
+    episode: saved?.episode ?? null,
+    title: saved?.title ?? '',
+    bug: saved?.bug ?? 'correct',
+    mask: null,
+    maskPending: false,
+    maskError: null,
+    backend: null,
+    source: saved?.source ?? null,
+    credit: null,
+    creditJob: idleJob(),
+    heat: true,
+    call: saved?.call ?? null,
+    policy: saved?.policy,
+    rerun: null,
+    rerunJob: idleJob(),
+    rerunShown: 0,
+    evals: [],
+    evalJob: idleJob(),
+    retrainJob: idleJob(),
+    retrained: null,
   };
-  if (!(e.key in step)) return;
-  e.preventDefault();
-  const j = Math.min(T - 1, Math.max(0, i + step[e.key]));
-  const next = app.querySelector<HTMLElement>(`.strip .chip[data-i="${j}"]`);
-  if (next) {
-    chip.tabIndex = -1;
-    next.tabIndex = 0;
-    next.focus();
-  }
-});
+  let requestId = 0;
+  /** The request each analysis is waiting for (a later request makes an earlier answer stale). */
+  const waiting = { mask: -1, credit: -1, rerun: -1, evaluate: -1, retrain: -1 };
+  let focused = 0;
 
-window.addEventListener('message', (event: MessageEvent) => {
-  const parsed = parseToWebview(event.data);
-  if (!parsed.ok) {
-    console.warn(`Episode Lab inspector: dropped a malformed message: ${parsed.error}`);
-    return;
+  function save(): void {
+    if (vm.episode)
+      vscode.setState({
+        episode: vm.episode,
+        title: vm.title,
+        bug: vm.bug,
+        ...(vm.source ? { source: vm.source } : {}),
+        ...(vm.policy ? { policy: vm.policy } : {}),
+        call: vm.call ?? null,
+      });
   }
-  const m = parsed.value;
-  switch (m.type) {
-    case 'show':
-      vm.episode = m.episode;
-      vm.title = m.title;
-      vm.mask = null;
-      if (m.backend) vm.backend = m.backend;
-      focused = 0;
+
+  function requestMaskCheck(): void {
+    if (!vm.episode) return;
+    vm.maskPending = true;
+    vm.maskError = null;
+    waiting.mask = ++requestId;
+    vscode.postMessage({ type: 'maskCheck', requestId: waiting.mask, bug: vm.bug });
+  }
+
+  function requestCredit(): void {
+    if (!vm.episode) return;
+    vm.credit = null;
+    vm.creditJob = { pending: true, progress: null, error: null };
+    waiting.credit = ++requestId;
+    vscode.postMessage({ type: 'credit', requestId: waiting.credit });
+  }
+
+  const policy = (): ContextPolicy => vm.policy ?? vm.source?.contextPolicy ?? { kind: 'full' };
+
+  const handlers = {
+    onBug(bug: MaskBug): void {
+      if (bug === vm.bug) return;
+      vm.bug = bug;
       save();
       requestMaskCheck();
-      break;
-    case 'maskResult':
-      if (m.requestId !== requestId) return; // a stale answer
-      if (m.result.lossMask.length !== (vm.episode?.ids.length ?? 0) - 1) return;
-      vm.mask = m.result;
-      vm.backend = m.backend;
-      vm.maskPending = false;
-      break;
-    case 'maskError':
-      if (m.requestId !== requestId) return;
-      vm.maskPending = false;
-      vm.maskError = m.message;
-      break;
-  }
-  render();
-});
+      render();
+    },
+    onCall(k: number | null): void {
+      vm.call = k;
+      save();
+      render();
+    },
+    onPolicy(p: ContextPolicy): void {
+      vm.policy = p;
+      save();
+      render();
+    },
+    onHeat(on: boolean): void {
+      vm.heat = on;
+      render();
+    },
+    onRerun(): void {
+      vm.rerunJob = { pending: true, progress: null, error: null };
+      vm.rerun = null;
+      waiting.rerun = ++requestId;
+      vscode.postMessage({ type: 'rerun', requestId: waiting.rerun, policy: policy(), n: RERUN_EPISODES });
+      render();
+    },
+    onEvaluate(model: 'run' | 'retrained'): void {
+      const run = vm.source?.contextPolicy ?? { kind: 'full' };
+      const edited = policy();
+      const policies = policyLabel(run) === policyLabel(edited) ? [run] : [run, edited];
+      vm.evalJob = { pending: true, progress: null, error: null };
+      waiting.evaluate = ++requestId;
+      vscode.postMessage({ type: 'evaluate', requestId: waiting.evaluate, policies, model });
+      render();
+    },
+    onRetrain(): void {
+      vm.retrainJob = { pending: true, progress: null, error: null };
+      waiting.retrain = ++requestId;
+      vscode.postMessage({ type: 'retrain', requestId: waiting.retrain, policy: policy(), steps: 40 });
+      render();
+    },
+    onRerunShown(i: number): void {
+      vm.rerunShown = i;
+      render();
+    },
+    onDashboard(): void {
+      vscode.postMessage({ type: 'openDashboard' });
+    },
+  };
 
-registerToolkit()
-  .catch((e) => console.warn(`Episode Lab inspector: the toolkit did not load: ${e}`))
-  .finally(() => {
-    render();
-    if (vm.episode) requestMaskCheck();
-    vscode.postMessage({ type: 'ready' });
+  function showDetail(i: number): void {
+    if (!vm.episode) return;
+    focused = i;
+    const box = app.querySelector('.detail-box');
+    if (box)
+      box.replaceChildren(
+        renderDetail(document, vm.episode, i, vm.mask, { credit: vm.credit, view: currentView(vm) }),
+      );
+  }
+
+  function render(): void {
+    const keepFocus =
+      app.contains(document.activeElement) && document.activeElement?.classList.contains('chip');
+    const scroll = window.scrollY;
+    app.replaceChildren(renderInspector(document, vm, handlers));
+    app.dataset.state = vm.maskPending ? 'pending' : vm.mask ? 'checked' : 'idle';
+    app.dataset.credit = vm.credit ? 'ready' : vm.creditJob?.error ? 'error' : 'pending';
+    app.dataset.rerun = vm.rerun
+      ? 'ready'
+      : vm.rerunJob?.pending
+        ? 'pending'
+        : vm.rerunJob?.error
+          ? 'error'
+          : 'idle';
+    if (vm.episode && focused < vm.episode.ids.length) {
+      showDetail(focused);
+      if (keepFocus) app.querySelector<HTMLElement>(`.strip .chip[data-i="${focused}"]`)?.focus();
+    }
+    window.scrollTo(0, scroll);
+  }
+
+  // Hover or keyboard focus shows a token; arrow keys move along the strip (roving tabindex).
+  const chipOf = (e: Event) =>
+    (e.target as HTMLElement).closest?.('.strip-box .strip .chip') as HTMLElement | null;
+  app.addEventListener('mouseover', (e) => {
+    const chip = chipOf(e);
+    if (chip) showDetail(Number(chip.dataset.i));
   });
+  app.addEventListener('focusin', (e) => {
+    const chip = chipOf(e);
+    if (chip) showDetail(Number(chip.dataset.i));
+  });
+  app.addEventListener('keydown', (e) => {
+    const chip = chipOf(e);
+    if (!chip || !vm.episode) return;
+    const T = vm.episode.ids.length;
+    const i = Number(chip.dataset.i);
+    const step: Record<string, number> = {
+      ArrowRight: 1,
+      ArrowDown: 1,
+      ArrowLeft: -1,
+      ArrowUp: -1,
+      Home: -T,
+      End: T,
+    };
+    if (!(e.key in step)) return;
+    e.preventDefault();
+    const j = Math.min(T - 1, Math.max(0, i + step[e.key]));
+    const next = app.querySelector<HTMLElement>(`.strip-box .strip .chip[data-i="${j}"]`);
+    if (next) {
+      chip.tabIndex = -1;
+      next.tabIndex = 0;
+      next.focus();
+    }
+  });
+
+  window.addEventListener('message', (event: MessageEvent) => {
+    const parsed = parseToWebview(event.data);
+    if (!parsed.ok) {
+      console.warn(`Episode Lab inspector: dropped a malformed message: ${parsed.error}`);
+      return;
+    }
+    const m = parsed.value;
+    switch (m.type) {
+      case 'show': {
+        const same =
+          vm.episode !== null &&
+          JSON.stringify(vm.episode.ids) === JSON.stringify(m.episode.ids) &&
+          vm.title === m.title;
+        vm.episode = m.episode;
+        vm.title = m.title;
+        vm.mask = null;
+        if (m.backend) vm.backend = m.backend;
+        const sourceChanged = JSON.stringify(vm.source ?? null) !== JSON.stringify(m.source ?? null);
+        vm.source = m.source ?? null;
+        if (!same) {
+          focused = 0;
+          vm.call = null;
+          vm.rerun = null;
+          vm.rerunJob = idleJob();
+          vm.evals = [];
+          vm.evalJob = idleJob();
+        }
+        if (!same || sourceChanged) vm.policy = vm.source?.contextPolicy;
+        save();
+        requestMaskCheck();
+        requestCredit();
+        break;
+      }
+      case 'maskResult':
+        if (m.requestId !== waiting.mask) return; // a stale answer
+        if (m.result.lossMask.length !== (vm.episode?.ids.length ?? 0) - 1) return;
+        vm.mask = m.result;
+        vm.backend = m.backend;
+        vm.maskPending = false;
+        break;
+      case 'maskError':
+        if (m.requestId !== waiting.mask) return;
+        vm.maskPending = false;
+        vm.maskError = m.message;
+        break;
+      case 'creditResult':
+        if (m.requestId !== waiting.credit) return;
+        if (m.result.tokenAdvantages.length !== (vm.episode?.ids.length ?? 0) - 1) return;
+        vm.credit = m.result;
+        vm.creditJob = idleJob();
+        break;
+      case 'rerunResult':
+        if (m.requestId !== waiting.rerun) return;
+        vm.rerun = m.result;
+        vm.rerunShown = mostCalls(m.result.episodes);
+        vm.rerunJob = idleJob();
+        break;
+      case 'evalResult':
+        if (m.requestId !== waiting.evaluate) return;
+        for (const row of m.result.rows)
+          vm.evals = [
+            ...(vm.evals ?? []),
+            {
+              model: m.label,
+              context: policyLabel(row.policy),
+              stats: row.stats,
+              episodes: m.result.episodes,
+            },
+          ];
+        vm.evalJob = idleJob();
+        break;
+      case 'retrainDone':
+        if (m.requestId !== waiting.retrain) return;
+        vm.retrained = m.label;
+        vm.retrainJob = idleJob();
+        break;
+      case 'jobProgress': {
+        const job = [
+          [waiting.rerun, 'rerunJob'],
+          [waiting.evaluate, 'evalJob'],
+          [waiting.retrain, 'retrainJob'],
+          [waiting.credit, 'creditJob'],
+        ].find(([id]) => id === m.requestId)?.[1] as
+          | 'rerunJob'
+          | 'evalJob'
+          | 'retrainJob'
+          | 'creditJob'
+          | undefined;
+        if (!job || !vm[job]?.pending) return;
+        vm[job] = { ...vm[job]!, progress: m.message };
+        break;
+      }
+      case 'jobError': {
+        const key = {
+          credit: 'creditJob',
+          rerun: 'rerunJob',
+          evaluate: 'evalJob',
+          retrain: 'retrainJob',
+        } as const;
+        if (m.requestId !== waiting[m.op]) return;
+        vm[key[m.op]] = { pending: false, progress: null, error: m.message };
+        break;
+      }
+    }
+    render();
+  });
+
+  registerToolkit()
+    .catch((e) => console.warn(`Episode Lab inspector: the toolkit did not load: ${e}`))
+    .finally(() => {
+      render();
+      if (vm.episode) {
+        requestMaskCheck();
+        requestCredit();
+      }
+      vscode.postMessage({ type: 'ready' });
+    });
+}

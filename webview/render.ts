@@ -7,9 +7,14 @@
  * Token 0 has no position.
  */
 import { select } from 'd3';
+import type { ContextPolicy } from '../src/core/context/policy.js';
 import { OWNER_NAMES } from '../src/core/gym/episode.js';
 import type { TrajectoryJSON } from '../src/core/gym/trajectory-json.js';
+import type { SourceInfo } from '../src/core/inspector-protocol.js';
+import type { CreditResult, RerunResult, Stats } from '../src/core/protocol.js';
 import { MASK_BUG_LABELS, MASK_BUGS, type MaskBug, type MaskCheckResult } from '../src/core/rl/mask-check.js';
+import { renderCompare, renderContextEditor, type StripView, stripView } from './context.js';
+import { renderCredit } from './credit.js';
 import { makeDropdown } from './toolkit.js';
 
 export const OWNER_LABELS: Record<string, string> = {
@@ -19,6 +24,23 @@ export const OWNER_LABELS: Record<string, string> = {
   tool: 'tool output',
 };
 
+/** A job the webview asked the host for: pending, its last progress line, its error. */
+export interface JobState {
+  pending: boolean;
+  progress: string | null;
+  error: string | null;
+}
+
+export const idleJob = (): JobState => ({ pending: false, progress: null, error: null });
+
+/** One cell of the cross table (figure 12.3): a model evaluated under a context. */
+export interface EvalCell {
+  model: string;
+  context: string;
+  stats: Stats;
+  episodes: number;
+}
+
 export interface ViewModel {
   episode: TrajectoryJSON | null;
   title: string;
@@ -27,10 +49,37 @@ export interface ViewModel {
   maskPending: boolean;
   maskError: string | null;
   backend: string | null;
+  /** Where the episode comes from (null before the host said). */
+  source?: SourceInfo | null;
+  credit?: CreditResult | null;
+  creditJob?: JobState;
+  /** Show the token-level advantages as a heat band on the strip. */
+  heat?: boolean;
+  /** The call whose view the strip shows (null: the whole episode). */
+  call?: number | null;
+  /** The context policy in the editor. */
+  policy?: ContextPolicy;
+  rerun?: RerunResult | null;
+  rerunJob?: JobState;
+  /** Which rerun episode the comparison shows. */
+  rerunShown?: number;
+  evals?: EvalCell[];
+  evalJob?: JobState;
+  retrainJob?: JobState;
+  /** The retrained run's label, once done. */
+  retrained?: string | null;
 }
 
 export interface Handlers {
   onBug(bug: MaskBug): void;
+  onCall?(k: number | null): void;
+  onPolicy?(p: ContextPolicy): void;
+  onHeat?(on: boolean): void;
+  onRerun?(): void;
+  onEvaluate?(model: 'run' | 'retrained'): void;
+  onRetrain?(): void;
+  onRerunShown?(i: number): void;
+  onDashboard?(): void;
 }
 
 /** Shown for a token's text: whitespace made visible. */
@@ -51,7 +100,12 @@ export function flagReason(mask: MaskCheckResult, p: number): string {
 }
 
 /** The fields shown for token i, in order (hover or keyboard focus). */
-export function tokenDetail(ep: TrajectoryJSON, i: number, mask: MaskCheckResult | null): [string, string][] {
+export function tokenDetail(
+  ep: TrajectoryJSON,
+  i: number,
+  mask: MaskCheckResult | null,
+  extra: { credit?: CreditResult | null; view?: StripView | null } = {},
+): [string, string][] {
   const p = i - 1;
   const hasPos = p >= 0;
   const rows: [string, string][] = [
@@ -62,10 +116,32 @@ export function tokenDetail(ep: TrajectoryJSON, i: number, mask: MaskCheckResult
     ['turn', String(ep.turn[i])],
     ['mask bit', hasPos ? String(ep.actionMask[p]) : '— (first token: nothing predicts it)'],
     ['sampling log-prob', hasPos && ep.actionMask[p] ? fmt(ep.logps[p]) : hasPos ? '0 (not sampled)' : '—'],
-    ['current log-prob', hasPos && ep.curLogps ? fmt(ep.curLogps[p]) : '—'],
+    [
+      'current log-prob',
+      hasPos && extra.credit?.curLogps
+        ? fmt(extra.credit.curLogps[p])
+        : hasPos && ep.curLogps
+          ? fmt(ep.curLogps[p])
+          : '—',
+    ],
   ];
-  if (hasPos && ep.advantages) rows.push(['advantage', fmt(ep.advantages[p])]);
-  if (hasPos && ep.values) rows.push(['value', fmt(ep.values[p])]);
+  const credit = extra.credit;
+  if (hasPos && credit) {
+    rows.push([
+      credit.hasCritic ? 'advantage (token GAE)' : 'advantage (outcome)',
+      ep.actionMask[p] ? fmt(credit.tokenAdvantages[p]) : '0 (not trained)',
+    ]);
+    if (credit.values) rows.push(['value V', fmt(credit.values[p])]);
+  } else {
+    if (hasPos && ep.advantages) rows.push(['advantage', fmt(ep.advantages[p])]);
+    if (hasPos && ep.values) rows.push(['value', fmt(ep.values[p])]);
+  }
+  const view = extra.view;
+  if (view)
+    rows.push([
+      'in the call’s view',
+      i >= view.prefixLength ? 'not yet (after the call starts)' : view.kept[i] ? 'yes' : 'no (dropped)',
+    ]);
   if (mask && hasPos) {
     rows.push([
       'owned by the policy',
@@ -81,7 +157,7 @@ export function tokenDetail(ep: TrajectoryJSON, i: number, mask: MaskCheckResult
 }
 
 /** The legend: one swatch per owner, then the marks. */
-export function renderLegend(doc: Document): HTMLElement {
+export function renderLegend(doc: Document, heat = false, view = false): HTMLElement {
   const legend = doc.createElement('div');
   legend.className = 'legend';
   legend.setAttribute('aria-label', 'legend');
@@ -114,6 +190,19 @@ export function renderLegend(doc: Document): HTMLElement {
   lane(true, false, 'owned by the policy');
   lane(false, true, 'has gradient');
   item('chip mark-flag', 'mismatch (flag)');
+  if (view) {
+    item('chip owner-tool dropped', 'not in the call’s view (dropped)');
+    item('ph', 'placeholder: what the call saw instead');
+  }
+  if (heat) {
+    item('chip mark-heat', 'advantage: negative … positive');
+    const sw = legend.lastElementChild!.firstElementChild!;
+    for (const b of ['n3', 'n1', 'p1', 'p3']) {
+      const h = doc.createElement('span');
+      h.className = `heat heat-${b}`;
+      sw.appendChild(h);
+    }
+  }
   return legend;
 }
 
@@ -128,13 +217,33 @@ interface ChipDatum {
  * result, each chip after the first also carries its position's "owned by the policy" and "has
  * gradient" marks, and mismatches are flagged.
  */
+export interface StripOptions {
+  /** A call's view: tokens it did not see are greyed (`dropped`), later tokens dimmed (`future`). */
+  view?: StripView | null;
+  /** [T-1] advantages per position, shown as a heat band under the policy tokens. */
+  heat?: number[] | null;
+  /** The call to outline (its tokens get `selected-call`). */
+  selectedCall?: number | null;
+}
+
+/** The heat bucket (-3..3) of an advantage, relative to the largest magnitude shown. */
+export function heatBucket(a: number, maxAbs: number): number {
+  if (!(maxAbs > 0) || a === 0) return 0;
+  return Math.max(-3, Math.min(3, Math.round((3 * a) / maxAbs))) || (a > 0 ? 1 : -1);
+}
+
 export function renderTokenStrip(
   doc: Document,
   ep: TrajectoryJSON,
   mask: MaskCheckResult | null = null,
+  opts: StripOptions = {},
 ): HTMLElement {
+  const view = opts.view ?? null;
+  const heat = opts.heat ?? null;
+  const maxAbs = heat ? Math.max(0, ...heat.map((a, p) => (ep.actionMask[p] ? Math.abs(a) : 0))) : 0;
+  const placeholderAt = new Map((view?.placeholders ?? []).map((p) => [p.obsIndex, p]));
   const strip = doc.createElement('div');
-  strip.className = 'strip';
+  strip.className = view ? 'strip with-view' : 'strip';
   strip.setAttribute('role', 'group');
   strip.setAttribute('aria-label', 'token strip (arrow keys move between tokens)');
   // Turns are consecutive runs of one turn index.
@@ -169,6 +278,13 @@ export function renderTokenStrip(
         if (mask.flags[p]) cls.push('flag');
         if (mask.cut[p]) cls.push('cut');
       }
+      if (view) {
+        if (d.i >= view.prefixLength) cls.push('future');
+        else if (!view.kept[d.i]) cls.push('dropped');
+        if (placeholderAt.has(d.i)) cls.push('placeholder-at');
+      }
+      if (opts.selectedCall != null && d.owner === 'policy' && ep.turn[d.i] === opts.selectedCall)
+        cls.push('selected-call');
       return cls.join(' ');
     })
     .attr('data-i', (d) => String(d.i))
@@ -182,6 +298,32 @@ export function renderTokenStrip(
     .append('span')
     .attr('class', 'text')
     .text((d) => chipText(d.text));
+  if (heat) {
+    chips
+      .filter((d) => d.i > 0 && ep.actionMask[d.i - 1] === 1)
+      .append('span')
+      .attr('class', (d) => {
+        const b = heatBucket(heat[d.i - 1], maxAbs);
+        return `heat heat-${b < 0 ? 'n' : 'p'}${Math.abs(b)}`;
+      })
+      .attr('data-adv', (d) => heat[d.i - 1].toFixed(4))
+      .attr('aria-hidden', 'true');
+  }
+  if (view && placeholderAt.size) {
+    // A marker after each emptied or summarised observation's <obs>: what the call saw instead.
+    chips
+      .filter((d) => placeholderAt.has(d.i))
+      .each(function (d) {
+        const ph = placeholderAt.get(d.i)!;
+        const marker = doc.createElement('span');
+        marker.className = ph.summary ? 'ph ph-summary' : 'ph';
+        marker.textContent = ph.summary ? `\u21b3 ${ph.summary}` : `\u2026 ${ph.dropped} dropped`;
+        marker.title = ph.summary
+          ? `the ${ph.dropped} source tokens of this read were replaced by "${ph.summary}"`
+          : `${ph.dropped} tool tokens of this observation were dropped: the call saw an empty <obs> </obs>`;
+        (this as HTMLElement).after(marker);
+      });
+  }
   if (mask) {
     const lane = chips
       .filter((d) => d.i > 0)
@@ -274,10 +416,11 @@ export function renderDetail(
   ep: TrajectoryJSON,
   i: number,
   mask: MaskCheckResult | null,
+  extra: { credit?: CreditResult | null; view?: StripView | null } = {},
 ): HTMLElement {
   const dl = doc.createElement('dl');
   dl.className = 'detail';
-  for (const [k, v] of tokenDetail(ep, i, mask)) {
+  for (const [k, v] of tokenDetail(ep, i, mask, extra)) {
     const dt = doc.createElement('dt');
     dt.textContent = k;
     const dd = doc.createElement('dd');
@@ -293,6 +436,16 @@ export function countChips(root: ParentNode): Record<string, number> {
   const out: Record<string, number> = {};
   for (const o of OWNER_NAMES) out[o] = root.querySelectorAll(`.strip .chip.owner-${o}`).length;
   return out;
+}
+
+/** The strip's view of the selected call under the editor's policy (null: the whole episode). */
+export function currentView(vm: ViewModel): StripView | null {
+  if (!vm.episode || vm.call == null) return null;
+  try {
+    return stripView(vm.episode, vm.call, vm.policy ?? vm.source?.contextPolicy ?? { kind: 'full' });
+  } catch {
+    return null;
+  }
 }
 
 /** The whole inspector for a view model. */
@@ -318,18 +471,46 @@ export function renderInspector(doc: Document, vm: ViewModel, h: Handlers): HTML
   info.textContent = `task ${ep.task.id} (${ep.task.kind}) · ${i.hidden_pass ? 'pass' : 'fail'} · reward ${ep.reward.toFixed(2)} · ${i.n_turns} turns · stop ${i.stop} · ${ep.ids.length} tokens (${counts})`;
   const backend = doc.createElement('p');
   backend.className = 'backend';
-  backend.textContent = `TF.js backend (trainer process): ${vm.backend ?? 'not started yet'}`;
+  const src = vm.source;
+  backend.textContent = `TF.js backend (trainer process): ${vm.backend ?? 'not started yet'}${
+    src ? ` · model: ${src.model ?? 'none (scripted; the mask check uses seeded random logits)'}` : ''
+  }`;
   header.append(h1, info, backend);
+  if (h.onDashboard && src?.run) {
+    const link = doc.createElement('button');
+    link.className = 'link-button';
+    link.id = 'open-dashboard';
+    link.textContent = 'Training curves of this run';
+    link.addEventListener('click', () => h.onDashboard?.());
+    header.appendChild(link);
+  }
+  const view = currentView(vm);
+  const heat = vm.heat && vm.credit ? vm.credit.tokenAdvantages : null;
   const detail = doc.createElement('aside');
   detail.className = 'detail-box';
   detail.setAttribute('aria-live', 'polite');
-  detail.appendChild(renderDetail(doc, ep, 0, vm.mask));
+  detail.appendChild(renderDetail(doc, ep, 0, vm.mask, { credit: vm.credit, view }));
+  const stripBox = doc.createElement('section');
+  stripBox.className = 'strip-box';
+  const stripTitle = doc.createElement('h2');
+  stripTitle.textContent =
+    view && vm.call != null
+      ? `Token strip: what call ${vm.call} saw (${view.visible} of ${view.prefixLength} tokens before it${view.placeholders.length ? `, ${view.placeholders.length} observation${view.placeholders.length === 1 ? '' : 's'} replaced` : ''})`
+      : 'Token strip';
+  stripBox.append(
+    stripTitle,
+    renderTokenStrip(doc, ep, vm.mask, { view, heat, selectedCall: vm.call ?? null }),
+  );
   root.append(
     header,
-    renderLegend(doc),
+    renderLegend(doc, Boolean(heat), Boolean(view)),
     renderMaskDebugger(doc, vm, h),
-    renderTokenStrip(doc, ep, vm.mask),
+    renderContextEditor(doc, vm, h),
+    stripBox,
     detail,
+    renderCredit(doc, vm, h),
   );
+  if (vm.rerun || vm.rerunJob?.pending || vm.rerunJob?.error || vm.evals?.length || vm.evalJob?.pending)
+    root.appendChild(renderCompare(doc, vm, h));
   return root;
 }

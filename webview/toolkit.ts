@@ -36,6 +36,51 @@ export function makeDropdown(
   return dd;
 }
 
+/** A button (`vscode-button`); disabled buttons carry their reason as a title. */
+export function makeButton(
+  doc: Document,
+  id: string,
+  label: string,
+  onClick: () => void,
+  opts: { disabled?: string | null; secondary?: boolean } = {},
+): HTMLElement {
+  const b = doc.createElement('vscode-button');
+  b.id = id;
+  b.textContent = label;
+  if (opts.secondary) b.setAttribute('appearance', 'secondary');
+  if (opts.disabled) {
+    b.setAttribute('disabled', '');
+    b.setAttribute('title', opts.disabled);
+    b.setAttribute('aria-disabled', 'true');
+  } else b.addEventListener('click', () => onClick());
+  return b;
+}
+
+/** A number field (a plain themed input: the toolkit's text field adds nothing here). */
+export function makeNumberField(
+  doc: Document,
+  id: string,
+  value: number,
+  min: number,
+  max: number,
+  onChange: (value: number) => void,
+): HTMLInputElement {
+  const input = doc.createElement('input');
+  input.type = 'number';
+  input.id = id;
+  input.className = 'number-field';
+  input.min = String(min);
+  input.max = String(max);
+  input.step = '1';
+  input.value = String(value);
+  input.addEventListener('change', () => {
+    const v = Number(input.value);
+    if (Number.isInteger(v) && v >= min && v <= max) onChange(v);
+    else input.value = String(value);
+  });
+  return input;
+}
+
 /** Register the toolkit's custom elements (browser only). */
 export async function registerToolkit(): Promise<void> {
   const tk = await import('@vscode/webview-ui-toolkit');

@@ -2,25 +2,17 @@
  * The commands of the "Episode Lab" category. Long work runs as a job in the trainer process with
  * a cancellable progress notification; each step is logged to the "Episode Lab" output channel.
  */
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { type Job, type RunResult, SCRIPTED_POLICIES, type ScriptedPolicyName } from '../core/protocol.js';
+import { makeRLConfig } from '../core/rl/config.js';
+import type { Dashboard } from './dashboard.js';
+import { outcomeFromStep } from './episode-source.js';
 import type { Inspector } from './inspector.js';
 import type { EpisodeEntry } from './run-index.js';
 import type { Node, RunTreeProvider } from './run-tree.js';
 import { JobError, type TrainerClient } from './trainer-client.js';
-
-/** The chapter's recipes (SPEC section 5); they run once training lands in the trainer. */
-export const RECIPES: { name: string; detail: string }[] = [
-  { name: 'mask-check', detail: '12.1: gradient on policy positions only' },
-  { name: 'turn-budgets', detail: '12.1: max_turns 6 / 12 / 24' },
-  { name: 'advantages', detail: '12.2: outcome GRPO vs token GAE vs turn GAE' },
-  { name: 'step-penalty', detail: '12.3: default, penalty 0.05, penalty 0.3, max_turns 3' },
-  { name: 'context-policies', detail: '12.4: full vs keep_obs=1 in training and evaluation' },
-  { name: 'errors', detail: '12.5: error observation vs early stop' },
-  { name: 'mixed', detail: '12.6: mixed single- and multi-turn data' },
-  { name: 'submit', detail: '12.7: immediate submit, never submit, truncation masked, overflow' },
-];
 
 const POLICY_DETAIL: Record<ScriptedPolicyName, string> = {
   uninformed: 'format-correct but uninformed (the RL base agent’s supervised data)',
@@ -29,7 +21,10 @@ const POLICY_DETAIL: Record<ScriptedPolicyName, string> = {
   malformed: 'makes every kind of invalid call once, then fixes and submits',
 };
 
-/** Parse a training config file's text; the error names the problem. */
+/**
+ * Parse and validate a training config file's text: a JSON object of RLConfig fields (checked by
+ * the core's makeRLConfig), plus `steps` and `from`. The error names the file and the bad field.
+ */
 export function parseConfigText(text: string, file: string): Record<string, unknown> {
   let value: unknown;
   try {
@@ -39,7 +34,20 @@ export function parseConfigText(text: string, file: string): Record<string, unkn
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     throw new Error(`${file}: a training config is a JSON object of RLConfig fields`);
+  const { steps, from, ...fields } = value as Record<string, unknown>;
+  if (steps !== undefined && !(Number.isInteger(steps) && (steps as number) >= 1))
+    throw new Error(`${file}.steps must be a positive integer, got ${JSON.stringify(steps)}`);
+  if (from !== undefined && (typeof from !== 'string' || from === ''))
+    throw new Error(`${file}.from must be "base" or a checkpoint folder, got ${JSON.stringify(from)}`);
+  makeRLConfig(fields, file);
   return value as Record<string, unknown>;
+}
+
+/** Run folders that hold a policy checkpoint (final or latest). */
+export function runsWithCheckpoints(dirs: readonly string[]): string[] {
+  return dirs.filter((d) =>
+    ['final', 'latest'].some((c) => fs.existsSync(path.join(d, 'checkpoints', c, 'model.json'))),
+  );
 }
 
 export class Commands {
@@ -48,6 +56,7 @@ export class Commands {
     private readonly tree: RunTreeProvider,
     private readonly treeView: vscode.TreeView<Node>,
     private readonly inspector: Inspector,
+    private readonly dashboard: Dashboard,
     private readonly output: vscode.OutputChannel,
   ) {}
 
@@ -71,7 +80,11 @@ export class Commands {
   }
 
   /** Run a job that writes a run, with a cancellable progress notification. */
-  private async runJob(title: string, job: Job): Promise<RunResult | undefined> {
+  private async runJob(
+    title: string,
+    job: Job,
+    onRunCreated?: (dir: string) => void,
+  ): Promise<RunResult | undefined> {
     return vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: `Episode Lab: ${title}`, cancellable: true },
       async (progress, token) => {
@@ -84,6 +97,7 @@ export class Commands {
               runDir = dir;
               this.tree.active.add(dir);
               this.log(`${title}: run folder ${dir}`);
+              onRunCreated?.(dir);
               void this.tree.refresh().then(() => this.reveal(dir, false));
             },
             onProgress: (step, total, message) => {
@@ -101,6 +115,7 @@ export class Commands {
             this.trainer.cancel(running.id);
           });
           const result = (await running.result) as RunResult;
+          this.dashboard.schedule(0);
           this.log(
             `${title}: ${result.complete ? 'done' : 'stopped'}: ${result.steps} steps, ${result.episodes} episodes in ${result.runDir}`,
           );
@@ -113,12 +128,14 @@ export class Commands {
         } finally {
           if (runDir) this.tree.active.delete(runDir);
           await this.tree.refresh();
+          this.dashboard.schedule(0);
         }
       },
     );
   }
 
   private async reveal(dir: string, expand: boolean): Promise<void> {
+    if (!this.tree.runs().some((r) => r.dir === dir)) return; // a recipe folder: its arms are the runs
     try {
       await this.treeView.reveal(this.tree.runNode(dir), {
         select: true,
@@ -177,15 +194,26 @@ export class Commands {
     if (from !== 'scripted' || !policy) {
       let source = 'base';
       if (from === 'checkpoint') {
-        const picked = await vscode.window.showOpenDialog({
-          canSelectFolders: true,
-          canSelectFiles: false,
-          title: 'A checkpoint folder (a run’s checkpoints/latest)',
-        });
-        if (!picked?.[0]) return;
-        source = picked[0].fsPath;
+        const picked = await this.pickCheckpoint();
+        if (!picked) return;
+        source = picked;
       }
-      await this.runJob('Sample Episodes', { kind: 'sampleModel', runsDir, from: source, episodes, seed });
+      const result = await this.runJob(
+        `Sample Episodes (${source === 'base' ? 'base' : path.basename(source)})`,
+        {
+          kind: 'sampleModel',
+          runsDir,
+          from: source,
+          episodes,
+          seed,
+        },
+      );
+      if (result) {
+        await this.reveal(result.runDir, true);
+        void vscode.window.showInformationMessage(
+          `Episode Lab: sampled ${result.episodes} episodes into ${path.basename(result.runDir)}`,
+        );
+      }
       return;
     }
     const result = await this.runJob(`Sample Episodes (${policy})`, {
@@ -204,6 +232,35 @@ export class Commands {
         `Episode Lab: sampled ${result.episodes} episodes into ${path.basename(result.runDir)}`,
       );
     }
+  }
+
+  /** A run with a checkpoint (from the explorer's runs), or any checkpoint or run folder. */
+  private async pickCheckpoint(): Promise<string | undefined> {
+    await this.tree.refresh();
+    const root = Commands.runsRoot();
+    const runs = runsWithCheckpoints(this.tree.runs().map((r) => r.dir));
+    const browse = { label: '$(folder-opened) Another folder…', dir: '' };
+    const pick = await vscode.window.showQuickPick(
+      [
+        ...runs.map((dir) => ({
+          label: root ? path.relative(root, dir) : path.basename(dir),
+          description: fs.existsSync(path.join(dir, 'checkpoints', 'final', 'model.json'))
+            ? 'final checkpoint'
+            : 'latest checkpoint',
+          dir,
+        })),
+        browse,
+      ],
+      { title: 'Sample from which run’s checkpoint?', ignoreFocusOut: true },
+    );
+    if (!pick) return undefined;
+    if (pick !== browse) return pick.dir;
+    const picked = await vscode.window.showOpenDialog({
+      canSelectFolders: true,
+      canSelectFiles: false,
+      title: 'A run folder or a checkpoint folder (with model.json)',
+    });
+    return picked?.[0]?.fsPath;
   }
 
   async trainAgent(): Promise<void> {
@@ -232,18 +289,111 @@ export class Commands {
       void vscode.window.showErrorMessage(`Episode Lab: ${(e as Error).message}`);
       return;
     }
-    await this.runJob('Train Agent', { kind: 'train', runsDir, config });
+    await this.runJob('Train Agent', { kind: 'train', runsDir, config }, (dir) =>
+      this.dashboard.show([dir], true),
+    );
   }
 
   async runRecipe(): Promise<void> {
     const runsDir = this.needRunsRoot();
     if (!runsDir) return;
+    try {
+      await this.trainer.ensureStarted();
+    } catch (e) {
+      void vscode.window.showErrorMessage(
+        `Episode Lab: the trainer process did not start: ${(e as Error).message}`,
+      );
+      return;
+    }
+    if (this.trainer.recipes.length === 0) {
+      void vscode.window.showErrorMessage('Episode Lab: this build has no recipes.');
+      return;
+    }
     const pick = await vscode.window.showQuickPick(
-      RECIPES.map((r) => ({ label: r.name, detail: r.detail })),
-      { title: 'Run a recipe of chapter 12' },
+      this.trainer.recipes.map((r) => ({
+        label: r.name,
+        description: `section ${r.section}${r.trains ? ' · trains' : ''}`,
+        detail: r.title,
+        recipe: r,
+      })),
+      { title: 'Run a recipe of chapter 12', matchOnDetail: true },
     );
     if (!pick) return;
-    await this.runJob(`Recipe ${pick.label}`, { kind: 'recipe', runsDir, recipe: pick.label });
+    let smoke = false;
+    if (pick.recipe.trains) {
+      const how = await vscode.window.showQuickPick(
+        [
+          {
+            label: 'Full',
+            detail: 'the chapter’s protocol: 40 training steps per arm (minutes per arm)',
+            smoke: false,
+          },
+          {
+            label: 'Smoke',
+            detail: 'a reduced form: 2 steps per arm, few episodes (a quick check)',
+            smoke: true,
+          },
+        ],
+        { title: `Recipe ${pick.label}` },
+      );
+      if (!how) return;
+      smoke = how.smoke;
+    }
+    const result = await this.runJob(
+      `Recipe ${pick.label}${smoke ? ' (smoke)' : ''}`,
+      { kind: 'recipe', runsDir, recipe: pick.label, seed: 0, smoke },
+      (dir) => {
+        if (pick.recipe.trains) this.dashboard.show([dir], true);
+      },
+    );
+    if (result) {
+      this.dashboard.show([result.runDir], true);
+      void vscode.window.showInformationMessage(
+        `Episode Lab: recipe ${pick.label} ${result.complete ? 'done' : 'stopped'}: ${path.basename(result.runDir)}`,
+      );
+    }
+  }
+
+  /** Open the training dashboard on runs picked from the explorer (or the given folders). */
+  async showDashboard(dirs?: string[]): Promise<void> {
+    if (dirs?.length) {
+      this.dashboard.show(dirs);
+      return;
+    }
+    await this.tree.refresh();
+    const root = Commands.runsRoot();
+    const runs = this.tree.runs().filter((r) => r.history.size > 0);
+    if (runs.length === 0) {
+      void vscode.window.showInformationMessage('Episode Lab: no run has training steps yet.');
+      return;
+    }
+    // Recipe folders (several arms, maybe several seeds) and single runs.
+    const recipeDirs = new Set<string>();
+    if (root)
+      for (const r of runs) {
+        const top = path.relative(root, r.dir).split(path.sep)[0];
+        if (top !== path.relative(root, r.dir)) recipeDirs.add(path.join(root, top));
+      }
+    const items = [
+      ...[...recipeDirs].map((dir) => ({
+        label: `$(beaker) ${path.basename(dir)}`,
+        description: 'recipe: every arm and seed',
+        dir,
+        picked: false,
+      })),
+      ...runs.map((r, i) => ({
+        label: root ? path.relative(root, r.dir) : r.name,
+        description: `${r.meta?.kind ?? '?'} · ${r.history.size} steps`,
+        dir: r.dir,
+        picked: i === 0,
+      })),
+    ];
+    const pick = await vscode.window.showQuickPick(items, {
+      title: 'Training curves of which runs?',
+      canPickMany: true,
+    });
+    if (!pick?.length) return;
+    this.dashboard.show(pick.map((p) => p.dir));
   }
 
   async openRun(): Promise<void> {
@@ -303,15 +453,23 @@ export class Commands {
 
   private async openEpisodeEntry(dir: string, entry: EpisodeEntry): Promise<void> {
     try {
-      const ep = await this.tree.index(dir).readEpisode(entry);
-      this.inspector.show(ep, `${path.basename(dir)} · step ${entry.step} · episode ${entry.index}`);
+      const ix = this.tree.index(dir);
+      const ep = await ix.readEpisode(entry);
+      const outcome = outcomeFromStep(ix.byStep.get(entry.step) ?? [], ep);
+      this.inspector.show(
+        ep,
+        `${path.basename(dir)} · step ${entry.step} · episode ${entry.index}`,
+        dir,
+        outcome,
+      );
     } catch (e) {
       void vscode.window.showErrorMessage(`Episode Lab: cannot open that episode: ${(e as Error).message}`);
     }
   }
 
   async cancelRun(): Promise<void> {
-    const running = this.trainer.running().filter((r) => r.job.kind !== 'maskCheck');
+    const quick = ['maskCheck', 'creditTable', 'rerun'];
+    const running = this.trainer.running().filter((r) => !quick.includes(r.job.kind));
     if (running.length === 0) {
       void vscode.window.showInformationMessage('Episode Lab: no run is in progress.');
       return;

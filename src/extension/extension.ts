@@ -4,6 +4,7 @@
  */
 import * as vscode from 'vscode';
 import { Commands } from './commands.js';
+import { DASHBOARD_VIEW_TYPE, Dashboard } from './dashboard.js';
 import { INSPECTOR_VIEW_TYPE, Inspector } from './inspector.js';
 import { RunTreeProvider } from './run-tree.js';
 import { TrainerClient } from './trainer-client.js';
@@ -20,8 +21,17 @@ export function activate(context: vscode.ExtensionContext): void {
     treeDataProvider: tree,
     showCollapseAll: true,
   });
-  const inspector = new Inspector(context.extensionUri, trainer, log);
-  const commands = new Commands(trainer, tree, treeView, inspector, output);
+  const dashboard = new Dashboard(context.extensionUri, tree, log);
+  const inspector = new Inspector(context.extensionUri, trainer, log, {
+    runsRoot: () => Commands.runsRoot(),
+    openDashboard: (roots) => void commands.showDashboard(roots),
+    runChanged: (dir, active) => {
+      if (active) tree.active.add(dir);
+      else tree.active.delete(dir);
+      void tree.refresh();
+    },
+  });
+  const commands = new Commands(trainer, tree, treeView, inspector, dashboard, output);
 
   // The run explorer refreshes on file changes (runs written by the CLI too) and on each step.
   const watcher = vscode.workspace.createFileSystemWatcher('**/.episode-lab/runs/**');
@@ -34,6 +44,8 @@ export function activate(context: vscode.ExtensionContext): void {
     tree,
     treeView,
     inspector,
+    dashboard,
+    tree.onDidChangeTreeData(() => dashboard.schedule()),
     watcher,
     watcher.onDidCreate(refresh),
     watcher.onDidChange(refresh),
@@ -51,6 +63,14 @@ export function activate(context: vscode.ExtensionContext): void {
       commands.openEpisode(n),
     ),
     register('episodeLab.refreshRuns', refresh),
+    register('episodeLab.showDashboard', (n?: { dir?: string }) =>
+      commands.showDashboard(n?.dir ? [n.dir] : undefined),
+    ),
+    vscode.window.registerWebviewPanelSerializer(DASHBOARD_VIEW_TYPE, {
+      async deserializeWebviewPanel(panel, state) {
+        dashboard.revive(panel, state);
+      },
+    }),
     vscode.window.registerWebviewPanelSerializer(INSPECTOR_VIEW_TYPE, {
       async deserializeWebviewPanel(panel, state) {
         inspector.revive(panel, state);

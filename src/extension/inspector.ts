@@ -1,17 +1,25 @@
 /**
- * The inspector panel (one at a time): shows one episode's token strip and runs the mask check
- * in the trainer process when the webview asks. HTML comes from files under media/ and dist/
+ * The inspector panel (one at a time): shows one episode's token strip and runs, in the trainer
+ * process, what the webview asks for: the mask check, per-call credit, reruns and held-out
+ * evaluations under an edited context policy, and retraining with one. HTML comes from files under media/ and dist/
  * with a strict CSP and a nonce; every message from the webview is checked before use; a
  * serializer restores an open inspector after a window reload from the webview's saved state.
  */
+import * as path from 'node:path';
 import * as vscode from 'vscode';
+import type { ContextPolicy } from '../core/context/policy.js';
 import type { TrajectoryJSON } from '../core/gym/trajectory-json.js';
 import {
+  type AnalysisOp,
   type FromWebview,
   parseFromWebview,
   parseInspectorState,
+  policyLabel,
+  type SourceInfo,
   type ToWebview,
 } from '../core/inspector-protocol.js';
+import type { Job } from '../core/protocol.js';
+import { type EpisodeSource, episodeSource } from './episode-source.js';
 import type { TrainerClient } from './trainer-client.js';
 
 export const INSPECTOR_VIEW_TYPE = 'episodeLab.inspector';
@@ -26,9 +34,17 @@ function nonce(): string {
   return s;
 }
 
-export function inspectorHtml(webview: vscode.Webview, extensionUri: vscode.Uri): string {
+/** A webview's HTML: the shared bundle with a nonce, the view's styles, a strict CSP. */
+export function webviewHtml(
+  webview: vscode.Webview,
+  extensionUri: vscode.Uri,
+  view: 'inspector' | 'dashboard',
+  title: string,
+): string {
   const n = nonce();
-  const css = webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'media', 'inspector.css'));
+  const css = ['inspector.css', ...(view === 'dashboard' ? ['dashboard.css'] : [])].map((f) =>
+    webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'media', f)),
+  );
   const js = webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'dist', 'webview.js'));
   const csp = [
     "default-src 'none'",
@@ -45,25 +61,53 @@ export function inspectorHtml(webview: vscode.Webview, extensionUri: vscode.Uri)
 <meta charset="UTF-8">
 <meta http-equiv="Content-Security-Policy" content="${csp}">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${css}">
-<title>Episode Inspector</title>
+${css.map((c) => `<link rel="stylesheet" href="${c}">`).join('\n')}
+<title>${title}</title>
 </head>
 <body>
-<main id="app" aria-live="polite"><p class="empty">Loading the inspector…</p></main>
+<main id="app" data-view="${view}" aria-live="polite"><p class="empty">Loading…</p></main>
 <script nonce="${n}" src="${js}"></script>
 </body>
 </html>`;
 }
 
+export function inspectorHtml(webview: vscode.Webview, extensionUri: vscode.Uri): string {
+  return webviewHtml(webview, extensionUri, 'inspector', 'Episode Inspector');
+}
+
+/** What the inspector needs from the rest of the extension. */
+export interface InspectorHooks {
+  /** `<workspace>/.episode-lab/runs` (for retrained runs). */
+  runsRoot(): string | undefined;
+  /** Open the training dashboard on these folders. */
+  openDashboard(roots: string[]): void;
+  /** A job wrote (or finished) a run folder: refresh the explorer. */
+  runChanged(dir: string, active: boolean): void;
+}
+
+const RETRAIN_UNAVAILABLE =
+  'retraining with a context policy needs the core’s trainContext (src/core/context/train.ts), which this build does not have yet';
+
+interface Current {
+  episode: TrajectoryJSON;
+  title: string;
+  src: EpisodeSource;
+  /** The outcome advantage when the episode JSON has none (a sampled run's step as one group). */
+  outcome: number | null;
+}
+
 export class Inspector implements vscode.Disposable {
   private panel: vscode.WebviewPanel | null = null;
-  private current: { episode: TrajectoryJSON; title: string } | null = null;
+  private current: Current | null = null;
   private webviewReady = false;
+  /** The checkpoint of the last retrained run (the second row of the cross table). */
+  private retrained: { model: string; label: string } | null = null;
 
   constructor(
     private readonly extensionUri: vscode.Uri,
     private readonly trainer: TrainerClient,
     private readonly log: (line: string) => void,
+    private readonly hooks: InspectorHooks,
   ) {}
 
   get isOpen(): boolean {
@@ -81,8 +125,45 @@ export class Inspector implements vscode.Disposable {
     };
   }
 
-  /** Show an episode (opening the panel if needed). */
-  show(episode: TrajectoryJSON | null, title: string): void {
+  private sourceInfo(): SourceInfo | undefined {
+    const c = this.current;
+    if (!c) return undefined;
+    const retrainOk = this.trainer.jobs.includes('retrain') && c.src.model !== null;
+    return {
+      run: c.src.runDir ? path.basename(c.src.runDir) : null,
+      dir: c.src.runDir,
+      model: c.src.modelLabel,
+      critic: c.src.critic !== null,
+      contextPolicy: c.src.contextPolicy,
+      retrainUnavailable: retrainOk
+        ? null
+        : this.trainer.jobs.length && !this.trainer.jobs.includes('retrain')
+          ? RETRAIN_UNAVAILABLE
+          : c.src.model === null
+            ? 'a scripted run has no model to retrain'
+            : RETRAIN_UNAVAILABLE,
+    };
+  }
+
+  private postShow(): void {
+    if (!this.current || !this.webviewReady) return;
+    const { episode, title } = this.current;
+    this.post({
+      type: 'show',
+      episode,
+      title,
+      backend: this.trainer.backend ?? undefined,
+      source: this.sourceInfo(),
+    });
+  }
+
+  /** Show an episode (opening the panel if needed), with the run it comes from. */
+  show(
+    episode: TrajectoryJSON | null,
+    title: string,
+    runDir: string | null = null,
+    outcome: number | null = null,
+  ): void {
     if (!this.panel) {
       const panel = vscode.window.createWebviewPanel(
         INSPECTOR_VIEW_TYPE,
@@ -93,10 +174,13 @@ export class Inspector implements vscode.Disposable {
       this.attach(panel);
     } else this.panel.reveal(undefined, false);
     if (episode) {
-      this.current = { episode, title };
+      this.current = { episode, title, src: episodeSource(runDir), outcome };
       this.panel!.title = `Inspector: ${title}`;
-      if (this.webviewReady)
-        this.post({ type: 'show', episode, title, backend: this.trainer.backend ?? undefined });
+      // Learn which jobs the trainer has (retrain) before the webview draws its buttons.
+      void this.trainer
+        .ensureStarted()
+        .catch(() => {})
+        .then(() => this.postShow());
     }
   }
 
@@ -105,7 +189,12 @@ export class Inspector implements vscode.Disposable {
     const s = parseInspectorState(state);
     if (state !== undefined && !s) this.log('inspector: the saved state was not usable; opening empty');
     if (s) {
-      this.current = { episode: s.episode, title: s.title };
+      this.current = {
+        episode: s.episode,
+        title: s.title,
+        src: episodeSource(s.source?.dir ?? null),
+        outcome: null,
+      };
       panel.title = `Inspector: ${s.title}`;
     }
     panel.webview.options = this.options();
@@ -137,27 +226,79 @@ export class Inspector implements vscode.Disposable {
     void this.panel?.webview.postMessage(m);
   }
 
+  /** Run an analysis job for the webview; errors come back as jobError. */
+  private async analysis<K extends Job['kind']>(
+    op: AnalysisOp,
+    requestId: number,
+    job: Extract<Job, { kind: K }>,
+    done: (result: Awaited<Awaited<ReturnType<TrainerClient['start']>>['result']>) => void,
+  ): Promise<void> {
+    try {
+      const running = await this.trainer.start(job, {
+        onProgress: (_s, _t, message) => {
+          this.log(`inspector ${op}: ${message}`);
+          this.post({ type: 'jobProgress', requestId, message });
+        },
+        onLog: (text) => this.log(`inspector ${op}: ${text}`),
+        onRunCreated: (dir) => this.hooks.runChanged(dir, true),
+      });
+      done(await running.result);
+    } catch (e) {
+      const message = (e as Error).message;
+      this.log(`inspector ${op} failed: ${message}`);
+      this.post({ type: 'jobError', requestId, op, message });
+    }
+  }
+
   private async handle(m: FromWebview): Promise<void> {
+    if (m.type === 'ready') {
+      this.webviewReady = true;
+      this.postShow();
+      return;
+    }
+    if (m.type === 'openDashboard') {
+      const dir = this.current?.src.runDir;
+      this.hooks.openDashboard(dir ? [dir] : []);
+      return;
+    }
+    const c = this.current;
+    if (!c) {
+      if (m.type === 'maskCheck')
+        this.post({ type: 'maskError', requestId: m.requestId, message: 'no episode is shown' });
+      else
+        this.post({
+          type: 'jobError',
+          requestId: m.requestId,
+          op: m.type === 'evaluate' ? 'evaluate' : m.type,
+          message: 'no episode is shown',
+        });
+      return;
+    }
+    const needModel = (op: AnalysisOp): string | null => {
+      if (c.src.model) return c.src.model;
+      this.post({
+        type: 'jobError',
+        requestId: m.requestId,
+        op,
+        message:
+          'this episode comes from a scripted policy, which has no model: sample from the base or a trained run to rerun or evaluate',
+      });
+      return null;
+    };
     switch (m.type) {
-      case 'ready':
-        this.webviewReady = true;
-        if (this.current)
-          this.post({ type: 'show', ...this.current, backend: this.trainer.backend ?? undefined });
-        return;
       case 'maskCheck': {
-        if (!this.current) {
-          this.post({ type: 'maskError', requestId: m.requestId, message: 'no episode is shown' });
-          return;
-        }
         try {
           const job = await this.trainer.start({
             kind: 'maskCheck',
-            episode: this.current.episode,
+            episode: c.episode,
             bug: m.bug,
             seed: 0,
+            ...(c.src.model ? { model: c.src.model } : {}),
           });
           const result = await job.result;
-          this.log(`mask check (${m.bug}) on ${this.current.title}: ${result.totalFlags} flags`);
+          this.log(
+            `mask check (${m.bug}) on ${c.title} with ${c.src.modelLabel ?? 'seeded random logits'}: ${result.totalFlags} flags`,
+          );
           this.post({
             type: 'maskResult',
             requestId: m.requestId,
@@ -169,6 +310,97 @@ export class Inspector implements vscode.Disposable {
           this.post({ type: 'maskError', requestId: m.requestId, message: (e as Error).message });
         }
         return;
+      }
+      case 'credit':
+        return this.analysis(
+          'credit',
+          m.requestId,
+          {
+            kind: 'creditTable',
+            episode: c.episode,
+            runDir: c.src.runDir,
+            model: c.src.model,
+            critic: c.src.critic,
+            outcome: c.outcome,
+          },
+          (result) => this.post({ type: 'creditResult', requestId: m.requestId, result: result as never }),
+        );
+      case 'rerun': {
+        const model = needModel('rerun');
+        if (!model) return;
+        return this.analysis(
+          'rerun',
+          m.requestId,
+          {
+            kind: 'rerun',
+            episode: c.episode,
+            runDir: c.src.runDir,
+            model,
+            policy: m.policy,
+            n: m.n,
+            seed: 1,
+          },
+          (result) => {
+            this.log(`rerun of ${c.title} under ${policyLabel(m.policy)}: done`);
+            this.post({ type: 'rerunResult', requestId: m.requestId, result: result as never });
+          },
+        );
+      }
+      case 'evaluate': {
+        const which = m.model === 'retrained' ? this.retrained : null;
+        if (m.model === 'retrained' && !which) {
+          this.post({
+            type: 'jobError',
+            requestId: m.requestId,
+            op: 'evaluate',
+            message: 'nothing was retrained yet',
+          });
+          return;
+        }
+        const model = which?.model ?? needModel('evaluate');
+        if (!model) return;
+        const label = which?.label ?? `trained: ${policyLabel(c.src.contextPolicy)}`;
+        return this.analysis(
+          'evaluate',
+          m.requestId,
+          { kind: 'evalContext', runDir: c.src.runDir, model, policies: m.policies, perTask: 8, seed: 7 },
+          (result) =>
+            this.post({ type: 'evalResult', requestId: m.requestId, label, result: result as never }),
+        );
+      }
+      case 'retrain': {
+        const runsDir = this.hooks.runsRoot();
+        if (!runsDir) {
+          this.post({
+            type: 'jobError',
+            requestId: m.requestId,
+            op: 'retrain',
+            message: 'open a folder first',
+          });
+          return;
+        }
+        return this.analysis(
+          'retrain',
+          m.requestId,
+          {
+            kind: 'retrain',
+            runsDir,
+            runDir: c.src.runDir,
+            policy: m.policy as ContextPolicy,
+            steps: m.steps,
+          },
+          (result) => {
+            const r = result as { runDir: string };
+            this.hooks.runChanged(r.runDir, false);
+            this.retrained = { model: r.runDir, label: `trained: ${policyLabel(m.policy)}` };
+            this.post({
+              type: 'retrainDone',
+              requestId: m.requestId,
+              run: path.basename(r.runDir),
+              label: this.retrained.label,
+            });
+          },
+        );
       }
     }
   }

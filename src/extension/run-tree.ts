@@ -7,6 +7,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { findRuns } from './dashboard-data.js';
 import { describeEpisode, describeStep, type EpisodeEntry, RunIndex } from './run-index.js';
 
 export const PAGE = 100;
@@ -75,12 +76,13 @@ export class RunTreeProvider implements vscode.TreeDataProvider<Node>, vscode.Di
     const root = this.runsRoot();
     let dirs: string[] = [];
     if (root && fs.existsSync(root)) {
-      const entries = await fs.promises.readdir(root, { withFileTypes: true });
-      dirs = entries
-        .filter((d) => d.isDirectory() && fs.existsSync(path.join(root, d.name, 'config.json')))
-        .map((d) => path.join(root, d.name))
+      // Runs directly under the root, and the arms of recipe folders (recipe/arm, recipe/seed-N/arm).
+      const top = (await fs.promises.readdir(root, { withFileTypes: true }))
+        .filter((d) => d.isDirectory())
+        .map((d) => d.name)
         .sort()
         .reverse(); // names end in a timestamp: newest first
+      dirs = top.flatMap((name) => findRuns(path.join(root, name), 2));
     }
     const listChanged = dirs.join('\n') !== this.runDirs.join('\n');
     this.runDirs = dirs;
@@ -158,7 +160,9 @@ export class RunTreeProvider implements vscode.TreeDataProvider<Node>, vscode.Di
     const C = vscode.TreeItemCollapsibleState;
     switch (n.kind) {
       case 'run': {
-        const item = new vscode.TreeItem(ix.name, C.Collapsed);
+        const root = this.runsRoot();
+        const label = root ? path.relative(root, n.dir).split(path.sep).join('/') : ix.name;
+        const item = new vscode.TreeItem(label, C.Collapsed);
         const m = ix.meta;
         const steps = ix.steps().length;
         item.description = `${m?.kind ?? '?'}${m?.from ? ` · ${m.from}` : ''} · ${steps} step${steps === 1 ? '' : 's'} · ${ix.episodes.length} episodes`;

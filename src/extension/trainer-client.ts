@@ -5,7 +5,7 @@
  * (src/core/protocol.ts); a malformed one is dropped and logged.
  */
 import { type ChildProcess, fork } from 'node:child_process';
-import type { Job, JobKind, JobResults, TrainerMessage } from '../core/protocol.js';
+import type { Job, JobKind, JobResults, RecipeInfo, TrainerMessage } from '../core/protocol.js';
 import { parseTrainerMessage } from '../core/protocol.js';
 
 export interface JobHandlers {
@@ -46,6 +46,9 @@ export class TrainerClient {
   private nextId = 1;
   /** The TF.js backend the child reported (null before it started). */
   backend: string | null = null;
+  /** The job kinds the child handles and the recipes it knows (empty before it started). */
+  jobs: JobKind[] = [];
+  recipes: RecipeInfo[] = [];
 
   constructor(
     private readonly script: string,
@@ -78,6 +81,8 @@ export class TrainerClient {
         const m = parsed.value;
         if (m.type === 'ready') {
           this.backend = m.backend;
+          this.jobs = m.jobs;
+          this.recipes = m.recipes;
           this.log(`trainer process ${m.pid} started; TF.js backend: ${m.backend}`);
           resolve(m.backend);
         } else this.dispatch(m);
@@ -128,6 +133,12 @@ export class TrainerClient {
         p?.reject(new JobError(m.message, m.unavailable));
         return;
     }
+  }
+
+  /** Start the child if it is not running (to learn its backend, job kinds and recipes). */
+  async ensureStarted(): Promise<void> {
+    if (!this.ready) this.ready = this.spawn();
+    await this.ready;
   }
 
   /** Start a job in the child (forking it first if needed). */

@@ -11,15 +11,18 @@
  */
 
 import * as path from 'node:path';
+import * as tf from '@tensorflow/tfjs-core';
 import { makeTasks } from '../core/gym/tasks.js';
 import { buildTokenizer } from '../core/gym/tokenizer.js';
 import type { Job, JobKind, JobResults } from '../core/protocol.js';
+import { runRecipe } from '../core/recipes/index.js';
 import { makeRLConfig } from '../core/rl/config.js';
 import { maskCheck } from '../core/rl/mask-check.js';
 import { sampleModelRun } from '../core/runs/sample-model.js';
 import { sampleScriptedRun } from '../core/runs/sample-scripted.js';
 import { freshRunDir, trainRun } from '../core/runs/train-run.js';
 import type { BackendInfo } from '../core/tf/backend.js';
+import { creditTableJob, evalContextJob, loadModel, rerunJob } from './analysis-jobs.js';
 
 export interface JobContext {
   readonly id: string;
@@ -45,6 +48,11 @@ export const UNAVAILABLE: Record<JobKind, string> = {
   train: 'training is not available in this build yet',
   recipe: 'recipes are not available in this build yet (they need training)',
   sampleModel: 'sampling from a model (the shipped base or a checkpoint) is not available in this build yet',
+  creditTable: 'per-call credit is not available in this build',
+  rerun: 'rerunning under a context policy is not available in this build',
+  evalContext: 'evaluating under a context policy is not available in this build',
+  retrain:
+    'retraining with a context policy needs the core’s trainContext (src/core/context/train.ts), which this build does not have yet',
 };
 
 const tok = buildTokenizer(makeTasks('all'));
@@ -66,8 +74,63 @@ export const jobs: JobRegistry = {
     );
   },
   async maskCheck(job) {
-    // TODO(model): pass `logits: (inputs) => model logits [1, T-1, V]` once TinyAgent lands.
-    return maskCheck(job.episode, { bug: job.bug, seed: job.seed, vocabSize: tok.size, padId: tok.padId });
+    // With a model, the loss is taken of its real logits [1, T-1, V]; without one (a scripted
+    // episode), of seeded random logits: where the gradient goes depends only on the mask.
+    const model = job.model ? loadModel(job.model, tok, 'policy') : null;
+    return maskCheck(job.episode, {
+      bug: job.bug,
+      seed: job.seed,
+      vocabSize: tok.size,
+      padId: tok.padId,
+      logits: model
+        ? (inputs) => model.logits(tf.tensor2d([inputs.slice()], [1, inputs.length], 'int32'))
+        : undefined,
+    });
+  },
+  async recipe(job, ctx) {
+    const seed = job.seed ?? 0;
+    const dir = freshRunDir(job.runsDir, `recipe-${job.recipe}-seed${seed}`);
+    let steps = 0;
+    let episodes = 0;
+    let created = false;
+    const res = await runRecipe(job.recipe, {
+      runsDir: job.runsDir,
+      dir,
+      seed,
+      steps: job.steps,
+      smoke: job.smoke,
+      log: (line) => ctx.log(line),
+      shouldStop: () => ctx.cancelled,
+      onStep: (arm, r, total) => {
+        if (!created) {
+          ctx.runCreated(dir);
+          created = true;
+        }
+        steps++;
+        episodes += r.episodes;
+        ctx.progress(
+          r.step + 1,
+          total,
+          `${arm}: step ${r.step + 1}/${total}: pass ${r.pass_rate.toFixed(2)}, reads ${r.reads.toFixed(2)}, tests ${r.tests.toFixed(2)}, turns ${r.turns.toFixed(2)}, reward ${r.reward.toFixed(3)}`,
+        );
+      },
+    });
+    if (!created) ctx.runCreated(res.dir);
+    return { runDir: res.dir, steps, episodes, complete: !ctx.cancelled };
+  },
+  async creditTable(job) {
+    return creditTableJob(job, tok);
+  },
+  async rerun(job) {
+    return rerunJob(job, tok);
+  },
+  async evalContext(job, ctx) {
+    return evalContextJob(
+      job,
+      tok,
+      (k, n, m) => ctx.progress(k, n, m),
+      () => ctx.cancelled,
+    );
   },
   async train(job, ctx) {
     const { steps = 40, from = 'base', ...fields } = job.config as { steps?: number; from?: string };
@@ -129,7 +192,6 @@ export const jobs: JobRegistry = {
       },
     );
   },
-  // recipe: ...    registered by the recipes
 };
 
 /** Register (or replace) the handler of a job kind. */

@@ -4,13 +4,16 @@
  * it; the host only relays. Messages are checked with src/core/protocol.ts; jobs run by kind from
  * jobs.ts. Started with `--smoke`, it initialises TF.js, prints the backend and exits.
  */
+
 import {
   type HostMessage,
+  JOB_KINDS,
   type Job,
   type JobKind,
   parseHostMessage,
   type TrainerMessage,
 } from '../core/protocol.js';
+import { RECIPES } from '../core/recipes/index.js';
 import { type BackendInfo, initBackend } from '../core/tf/backend.js';
 import { type JobContext, type JobHandler, jobs, UNAVAILABLE } from './jobs.js';
 
@@ -40,7 +43,7 @@ async function run(id: string, job: Job, backend: BackendInfo): Promise<void> {
   try {
     const result = await handler(job as never, ctx);
     if (cancelled.has(id)) send({ type: 'cancelled', id });
-    send({ type: 'done', id, result });
+    send({ type: 'done', id, kind: job.kind, result });
   } catch (e) {
     send({ type: 'failed', id, message: (e as Error).message, unavailable: false });
   } finally {
@@ -66,7 +69,13 @@ async function main(): Promise<void> {
     else if (m.type === 'shutdown') process.exit(0);
   });
   process.on('disconnect', () => process.exit(0));
-  send({ type: 'ready', backend: backend.detail, pid: process.pid });
+  send({
+    type: 'ready',
+    backend: backend.detail,
+    pid: process.pid,
+    jobs: JOB_KINDS.filter((k) => jobs[k] !== undefined),
+    recipes: RECIPES.map((r) => ({ name: r.name, section: r.section, title: r.title, trains: r.trains })),
+  });
 }
 
 main().catch((e) => {

@@ -9,7 +9,14 @@ import {
   runScripted,
   toTrajectoryJSON,
 } from '../../src/core/index.js';
-import { parseFromWebview, parseInspectorState, parseToWebview } from '../../src/core/inspector-protocol.js';
+import {
+  parseDashboardState,
+  parseFromDashboard,
+  parseFromWebview,
+  parseInspectorState,
+  parseToDashboard,
+  parseToWebview,
+} from '../../src/core/inspector-protocol.js';
 import { checkJob, parseHostMessage, parseTrainerMessage } from '../../src/core/protocol.js';
 
 const tok = buildTokenizer(makeTasks('all'));
@@ -57,12 +64,19 @@ describe('trainer protocol', () => {
   });
 
   test('trainer messages are checked', () => {
-    assert.ok(parseTrainerMessage({ type: 'ready', backend: 'cpu', pid: 3 }).ok);
+    assert.ok(
+      parseTrainerMessage({ type: 'ready', backend: 'cpu', pid: 3, jobs: ['train'], recipes: [] }).ok,
+    );
+    assert.equal(
+      parseTrainerMessage({ type: 'ready', backend: 'cpu', pid: 3, jobs: ['fly'], recipes: [] }).ok,
+      false,
+    );
     assert.ok(parseTrainerMessage({ type: 'progress', id: 'a', step: 1, total: 2, message: 'x' }).ok);
     assert.ok(
       parseTrainerMessage({
         type: 'done',
         id: 'a',
+        kind: 'train',
         result: { runDir: '/r', steps: 1, episodes: 2, complete: true },
       }).ok,
     );
@@ -70,7 +84,20 @@ describe('trainer protocol', () => {
       parseTrainerMessage({ type: 'progress', id: 'a', step: -1, total: 2, message: 'x' }).ok,
       false,
     );
-    assert.equal(parseTrainerMessage({ type: 'done', id: 'a', result: { bug: 'tool' } }).ok, false);
+    assert.equal(
+      parseTrainerMessage({ type: 'done', id: 'a', kind: 'maskCheck', result: { bug: 'tool' } }).ok,
+      false,
+    );
+    // A run result is not a credit table: the kind decides what the result must be.
+    assert.equal(
+      parseTrainerMessage({
+        type: 'done',
+        id: 'a',
+        kind: 'creditTable',
+        result: { runDir: '/r', steps: 1, episodes: 2, complete: true },
+      }).ok,
+      false,
+    );
     assert.equal(parseTrainerMessage({ type: 'failed', id: 'a', message: 'm' }).ok, false);
     assert.equal(parseTrainerMessage('ready').ok, false);
   });
@@ -94,5 +121,133 @@ describe('inspector protocol', () => {
     assert.equal(parseInspectorState({ episode, title: 't', bug: 'zzz' }), null);
     assert.equal(parseInspectorState({ episode: { v: 2 }, title: 't', bug: 'zero' }), null);
     assert.equal(parseInspectorState(undefined), null);
+  });
+});
+
+describe('analysis messages (issue 8)', () => {
+  test('new jobs are checked field by field', () => {
+    const credit = { kind: 'creditTable', episode, runDir: '/r', model: 'base', critic: null, outcome: 0.5 };
+    assert.ok(checkJob(credit));
+    assert.throws(() => checkJob({ ...credit, critic: 3 }), /job\.critic/);
+    assert.throws(() => checkJob({ ...credit, gamma: 2 }), /job\.gamma/);
+    const rerun = {
+      kind: 'rerun',
+      episode,
+      runDir: null,
+      model: 'base',
+      policy: { kind: 'keepObs', k: 1 },
+      n: 4,
+      seed: 1,
+    };
+    assert.ok(checkJob(rerun));
+    assert.throws(() => checkJob({ ...rerun, policy: { kind: 'keepObs' } }), /job\.policy\.k is required/);
+    assert.throws(
+      () => checkJob({ ...rerun, policy: { kind: 'keepObs', k: 1, extra: 1 } }),
+      /job\.policy\.extra/,
+    );
+    assert.throws(() => checkJob({ ...rerun, n: 0 }), /job\.n/);
+    const ev = {
+      kind: 'evalContext',
+      runDir: null,
+      model: 'base',
+      policies: [{ kind: 'full' }],
+      perTask: 8,
+      seed: 7,
+    };
+    assert.ok(checkJob(ev));
+    assert.throws(() => checkJob({ ...ev, policies: [] }), /job\.policies/);
+    assert.throws(() => checkJob({ ...ev, policies: [{ kind: 'magic' }] }), /job\.policies\[0\]\.kind/);
+    assert.ok(
+      checkJob({ kind: 'retrain', runsDir: '/r', runDir: null, policy: { kind: 'full' }, steps: 40 }),
+    );
+    assert.ok(checkJob({ kind: 'recipe', runsDir: '/r', recipe: '12.3', smoke: true, steps: 2 }));
+    assert.throws(() => checkJob({ kind: 'recipe', runsDir: '/r', recipe: '12.3', steps: 0 }), /job\.steps/);
+    assert.ok(checkJob({ kind: 'maskCheck', episode, bug: 'tool', seed: 0, model: 'base' }));
+  });
+
+  test('inspector: analysis requests and answers both ways', () => {
+    assert.ok(parseFromWebview({ type: 'credit', requestId: 1 }).ok);
+    assert.ok(parseFromWebview({ type: 'rerun', requestId: 1, policy: { kind: 'keepObs', k: 1 }, n: 16 }).ok);
+    const bad = parseFromWebview({ type: 'rerun', requestId: 1, policy: { kind: 'keepObs', k: -1 }, n: 16 });
+    assert.equal(bad.ok, false);
+    if (!bad.ok) assert.match(bad.error, /rerun\.policy\.k must be >= 0/);
+    assert.equal(
+      parseFromWebview({ type: 'rerun', requestId: 1, policy: { kind: 'full' }, n: 1e6 }).ok,
+      false,
+    );
+    assert.ok(
+      parseFromWebview({ type: 'evaluate', requestId: 2, policies: [{ kind: 'full' }], model: 'run' }).ok,
+    );
+    assert.equal(
+      parseFromWebview({ type: 'evaluate', requestId: 2, policies: [{ kind: 'full' }], model: '/etc' }).ok,
+      false,
+    );
+    assert.ok(
+      parseFromWebview({ type: 'retrain', requestId: 3, policy: { kind: 'summarize' }, steps: 40 }).ok,
+    );
+    assert.ok(parseFromWebview({ type: 'openDashboard' }).ok);
+    const source = {
+      run: 'r',
+      dir: '/r',
+      model: 'base',
+      critic: false,
+      contextPolicy: { kind: 'full' },
+      retrainUnavailable: null,
+    };
+    assert.ok(parseToWebview({ type: 'show', episode, title: 't', source }).ok);
+    assert.equal(
+      parseToWebview({ type: 'show', episode, title: 't', source: { ...source, critic: 'yes' } }).ok,
+      false,
+    );
+    assert.equal(parseToWebview({ type: 'creditResult', requestId: 1, result: { calls: [] } }).ok, false);
+    assert.ok(parseToWebview({ type: 'jobError', requestId: 1, op: 'rerun', message: 'x' }).ok);
+    assert.equal(parseToWebview({ type: 'jobError', requestId: 1, op: 'rm', message: 'x' }).ok, false);
+    assert.ok(
+      parseInspectorState({
+        episode,
+        title: 't',
+        bug: 'zero',
+        source,
+        policy: { kind: 'keepObs', k: 2 },
+        call: 1,
+      }),
+    );
+    assert.equal(parseInspectorState({ episode, title: 't', bug: 'zero', policy: { kind: 'x' } }), null);
+  });
+
+  test('dashboard: runs in, SVG exports out (no scripts)', () => {
+    const series = {
+      id: '/r',
+      name: 'r',
+      group: 'r',
+      live: true,
+      steps: [0, 1],
+      metrics: { pass_rate: [0.1, null] },
+    };
+    assert.ok(parseToDashboard({ type: 'runs', roots: ['/r'], runs: [series], tables: [], notes: [] }).ok);
+    assert.equal(
+      parseToDashboard({
+        type: 'runs',
+        roots: [],
+        runs: [{ ...series, metrics: { pass_rate: [0.1] } }],
+        tables: [],
+        notes: [],
+      }).ok,
+      false,
+    );
+    assert.ok(
+      parseFromDashboard({ type: 'exportSvg', name: 'episode-lab-pass_rate', svg: '<svg></svg>' }).ok,
+    );
+    assert.equal(parseFromDashboard({ type: 'exportSvg', name: '../x', svg: '<svg></svg>' }).ok, false);
+    assert.equal(
+      parseFromDashboard({ type: 'exportSvg', name: 'x', svg: '<svg><script>alert(1)</script></svg>' }).ok,
+      false,
+    );
+    assert.equal(
+      parseFromDashboard({ type: 'exportSvg', name: 'x', svg: '<svg onload="x()"></svg>' }).ok,
+      false,
+    );
+    assert.deepEqual(parseDashboardState({ roots: ['/a'] }), { roots: ['/a'] });
+    assert.equal(parseDashboardState({ roots: 3 }), null);
   });
 });

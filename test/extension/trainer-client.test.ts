@@ -44,12 +44,42 @@ describe('trainer process', () => {
     assert.ok(logs.some((l) => /TF\.js backend/.test(l)));
   });
 
-  test('training is not faked: the child answers that it is unavailable', async () => {
-    const running = await client.start({ kind: 'train', runsDir, config: {} });
+  test('a bad training config fails in the child with the field named', async () => {
+    const running = await client.start({ kind: 'train', runsDir, config: { groupSize: 1 } });
     await assert.rejects(
       running.result,
-      (e: unknown) => e instanceof JobError && e.unavailable && /not available/.test(e.message),
+      (e: unknown) => e instanceof JobError && !e.unavailable && /config\.groupSize must be/.test(e.message),
     );
+  });
+
+  test('the child lists its jobs and recipes; retraining with a context policy is honest about being unavailable', async () => {
+    assert.ok(client.jobs.includes('creditTable') && client.jobs.includes('rerun'));
+    assert.ok(client.recipes.length > 0);
+    if (client.jobs.includes('retrain')) return;
+    const running = await client.start({
+      kind: 'retrain',
+      runsDir,
+      runDir: null,
+      policy: { kind: 'keepObs', k: 1 },
+      steps: 1,
+    });
+    await assert.rejects(
+      running.result,
+      (e: unknown) => e instanceof JobError && e.unavailable && /trainContext/.test(e.message),
+    );
+  });
+
+  test('the mask check uses the model when asked (the base), and still flags only the bug', async () => {
+    const ep = readEpisodes(path.join(runsDir, 'a'))[0];
+    const running = await client.start({
+      kind: 'maskCheck',
+      episode: ep,
+      bug: 'tool',
+      seed: 0,
+      model: 'base',
+    });
+    const r = await running.result;
+    assert.equal(r.totalFlags, ep.owner.filter((o) => o === 3).length);
   });
 
   test('the mask check runs in the child', async () => {

@@ -1,0 +1,157 @@
+/**
+ * The training dashboard panel (one at a time): per-step curves of the runs under its roots (a
+ * run, a recipe folder, a multi-seed recipe folder), updated live as their history grows, and the
+ * recipe tables. The webview draws; this class reads run files and saves exported SVGs.
+ */
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import {
+  type FromDashboard,
+  parseDashboardState,
+  parseFromDashboard,
+  type ToDashboard,
+} from '../core/inspector-protocol.js';
+import { findRuns, recipeTables, runSeries } from './dashboard-data.js';
+import { webviewHtml } from './inspector.js';
+import type { RunTreeProvider } from './run-tree.js';
+
+export const DASHBOARD_VIEW_TYPE = 'episodeLab.dashboard';
+
+export class Dashboard implements vscode.Disposable {
+  private panel: vscode.WebviewPanel | null = null;
+  private roots: string[] = [];
+  private ready = false;
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly tree: RunTreeProvider,
+    private readonly log: (line: string) => void,
+  ) {}
+
+  get isOpen(): boolean {
+    return this.panel !== null;
+  }
+
+  /** The folders shown. */
+  get shown(): readonly string[] {
+    return this.roots;
+  }
+
+  private options(): vscode.WebviewOptions & vscode.WebviewPanelOptions {
+    return {
+      enableScripts: true,
+      retainContextWhenHidden: true,
+      localResourceRoots: [
+        vscode.Uri.joinPath(this.extensionUri, 'media'),
+        vscode.Uri.joinPath(this.extensionUri, 'dist'),
+      ],
+    };
+  }
+
+  /** Show these folders (runs or recipe folders); `add` keeps the ones shown. */
+  show(roots: string[], add = false): void {
+    this.roots = add ? [...new Set([...this.roots, ...roots])] : [...new Set(roots)];
+    if (!this.panel) {
+      const panel = vscode.window.createWebviewPanel(
+        DASHBOARD_VIEW_TYPE,
+        'Training Dashboard',
+        { viewColumn: vscode.ViewColumn.Active, preserveFocus: false },
+        this.options(),
+      );
+      this.attach(panel);
+    } else this.panel.reveal(undefined, true);
+    this.schedule(0);
+  }
+
+  revive(panel: vscode.WebviewPanel, state: unknown): void {
+    const s = parseDashboardState(state);
+    this.roots = s?.roots ?? [];
+    panel.webview.options = this.options();
+    this.attach(panel);
+  }
+
+  private attach(panel: vscode.WebviewPanel): void {
+    this.panel?.dispose();
+    this.panel = panel;
+    this.ready = false;
+    panel.webview.html = webviewHtml(panel.webview, this.extensionUri, 'dashboard', 'Training Dashboard');
+    panel.webview.onDidReceiveMessage((raw: unknown) => {
+      const parsed = parseFromDashboard(raw);
+      if (!parsed.ok) {
+        this.log(`dashboard: dropped a malformed message from the webview: ${parsed.error}`);
+        return;
+      }
+      void this.handle(parsed.value);
+    });
+    panel.onDidDispose(() => {
+      if (this.panel === panel) {
+        this.panel = null;
+        this.ready = false;
+      }
+    });
+  }
+
+  /** Re-read the runs soon (coalescing calls: a training step triggers several file events). */
+  schedule(ms = 250): void {
+    if (!this.panel || this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.refresh();
+    }, ms);
+  }
+
+  private async refresh(): Promise<void> {
+    if (!this.panel || !this.ready) return;
+    const started = Date.now();
+    const runs = [];
+    const tables = [];
+    const notes: string[] = [];
+    for (const root of this.roots) {
+      for (const dir of findRuns(root)) {
+        const ix = this.tree.index(dir);
+        await ix.update();
+        runs.push(runSeries(ix, root, this.tree.active.has(dir) || this.tree.active.has(root)));
+      }
+      const t = recipeTables(root);
+      tables.push(...t.tables);
+      notes.push(...t.notes);
+    }
+    this.post({ type: 'runs', roots: this.roots, runs, tables, notes });
+    const ms = Date.now() - started;
+    if (ms > 200) this.log(`dashboard: reading ${runs.length} runs took ${ms} ms`);
+  }
+
+  private post(m: ToDashboard): void {
+    void this.panel?.webview.postMessage(m);
+  }
+
+  private async handle(m: FromDashboard): Promise<void> {
+    switch (m.type) {
+      case 'ready':
+        this.ready = true;
+        await this.refresh();
+        return;
+      case 'exportSvg': {
+        const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+        const target = await vscode.window.showSaveDialog({
+          title: 'Export the plot as SVG',
+          defaultUri: folder ? vscode.Uri.joinPath(folder, `${m.name}.svg`) : undefined,
+          filters: { 'SVG image': ['svg'] },
+        });
+        if (!target) return;
+        const svg = `<?xml version="1.0" encoding="UTF-8"?>\n${m.svg}\n`;
+        await vscode.workspace.fs.writeFile(target, Buffer.from(svg, 'utf8'));
+        this.log(`dashboard: saved ${target.fsPath} (${svg.length} bytes)`);
+        this.post({ type: 'exported', file: path.basename(target.fsPath) });
+        void vscode.window.showInformationMessage(`Episode Lab: saved ${path.basename(target.fsPath)}`);
+        return;
+      }
+    }
+  }
+
+  dispose(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.panel?.dispose();
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * Where an episode comes from, for the inspector's analysis views (no `vscode` import): the run
+ * folder, the model that reruns and re-evaluations sample from, the run's critic (if it has one)
+ * and the run's context policy.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { type ContextPolicy, parseContextPolicy } from '../core/context/policy.js';
+import type { TrajectoryJSON } from '../core/gym/trajectory-json.js';
+import { readMeta } from '../core/runs/run-files.js';
+import type { EpisodeEntry } from './run-index.js';
+
+export interface EpisodeSource {
+  runDir: string | null;
+  /** `base`, a checkpoint folder or a run folder (for the trainer); null when there is no model. */
+  model: string | null;
+  modelLabel: string | null;
+  /** The run's critic checkpoint folder, if it has one. */
+  critic: string | null;
+  contextPolicy: ContextPolicy;
+}
+
+const hasModel = (dir: string) => fs.existsSync(path.join(dir, 'model.json'));
+
+/** The source of an episode of the run in `runDir` (null: an episode without a run). */
+export function episodeSource(runDir: string | null): EpisodeSource {
+  const none: EpisodeSource = {
+    runDir,
+    model: null,
+    modelLabel: null,
+    critic: null,
+    contextPolicy: { kind: 'full' },
+  };
+  if (!runDir) return none;
+  let meta: ReturnType<typeof readMeta>;
+  try {
+    meta = readMeta(runDir);
+  } catch {
+    return none;
+  }
+  const out: EpisodeSource = { ...none };
+  const cfg = meta.config ?? {};
+  if (cfg.contextPolicy !== undefined) {
+    try {
+      out.contextPolicy = parseContextPolicy(cfg.contextPolicy, 'config.contextPolicy');
+    } catch {
+      // a run written by a newer version: show it under the full history
+    }
+  }
+  const ck = path.join(runDir, 'checkpoints');
+  if (hasModel(path.join(ck, 'final'))) {
+    out.model = runDir;
+    out.modelLabel = `${path.basename(runDir)} (final checkpoint)`;
+  } else if (hasModel(path.join(ck, 'latest'))) {
+    out.model = runDir;
+    out.modelLabel = `${path.basename(runDir)} (latest checkpoint)`;
+  } else if (meta.kind === 'sample' && typeof meta.from === 'string' && meta.from !== '') {
+    out.model = meta.from;
+    out.modelLabel = meta.from === 'base' ? 'the shipped RL base' : meta.from;
+  }
+  if (hasModel(path.join(ck, 'critic'))) out.critic = path.join(ck, 'critic');
+  return out;
+}
+
+/**
+ * The outcome (GRPO) advantage of an episode when its JSON does not carry one (a sampled run):
+ * its reward normalised over the episodes of its step, as one group (population std). Null when
+ * the step has a single episode.
+ */
+export function outcomeFromStep(entries: readonly EpisodeEntry[], ep: TrajectoryJSON): number | null {
+  if (ep.advantages) return null;
+  if (entries.length < 2) return null;
+  const r = entries.map((e) => e.reward);
+  const mean = r.reduce((a, b) => a + b, 0) / r.length;
+  const std = Math.sqrt(r.reduce((a, b) => a + (b - mean) ** 2, 0) / r.length);
+  return (ep.reward - mean) / (std + 1e-6);
+}

@@ -1,0 +1,286 @@
+/**
+ * Render functions of the analysis views (issue 8) with fixed data: the credit bars line up with
+ * the calls, a keep_obs view greys exactly the dropped tool tokens, the dashboard draws one curve
+ * per series and a mean ± sd band per group of seeds, the cross table is models x contexts.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { parseHTML } from 'linkedom';
+import {
+  buildTokenizer,
+  callSpans,
+  callTable,
+  makeEnv,
+  makeTasks,
+  OWNER,
+  oracle,
+  Rng,
+  randomizeNames,
+  runScripted,
+  type TrajectoryJSON,
+  toTrajectoryJSON,
+} from '../../src/core/index.js';
+import type { RunSeries } from '../../src/core/inspector-protocol.js';
+import type { CreditResult } from '../../src/core/protocol.js';
+import { curveSeries, renderCurveChart, renderDashboard, renderRecipeTable } from '../../webview/charts.js';
+import { episodeCalls, mostCalls, renderCrossTable, stripView } from '../../webview/context.js';
+import { CREDIT_SERIES, renderCreditBars } from '../../webview/credit.js';
+import {
+  heatBucket,
+  renderInspector,
+  renderTokenStrip,
+  tokenDetail,
+  type ViewModel,
+} from '../../webview/render.js';
+
+const tok = buildTokenizer(makeTasks('all'));
+const doc = () => parseHTML('<!doctype html><html><body></body></html>').document as unknown as Document;
+
+/** A 4-call episode: read, test, edit, submit (an oracle that also tests). */
+const tester = {
+  ...oracle,
+  name: 'tester',
+  next(ep: Parameters<typeof oracle.next>[0], rng: Rng) {
+    if (ep.nCalls === 1) return '<call> test </call>';
+    return oracle.next(ep, rng);
+  },
+};
+const task = randomizeNames(makeTasks('train')[2], new Rng(5));
+const traj = runScripted(tester as typeof oracle, makeEnv(), task, tok, new Rng(1));
+const ep: TrajectoryJSON = toTrajectoryJSON(traj, tok, {
+  advantages: traj.actionMask.map((m) => (m ? 0.7 : 0)),
+});
+const K = callSpans(ep.actionMask).length;
+
+/** A credit result from fixed rewards and values (what the host computes with a critic). */
+function credit(hasCritic: boolean): CreditResult {
+  const P = ep.actionMask.length;
+  const rewards = ep.actionMask.map(() => 0);
+  const spans = callSpans(ep.actionMask);
+  spans.forEach(([, end]) => {
+    rewards[end] = -0.05;
+  });
+  rewards[spans.at(-1)![1]] += 1;
+  const values = Array.from({ length: P }, (_, i) => 0.1 + i / (2 * P));
+  const adv = values.map((v, i) => (ep.actionMask[i] ? 0.3 - v : 0));
+  const calls = callTable(ep, rewards, values, adv, adv, 0.7, tok);
+  return {
+    calls,
+    hasCritic,
+    note: 'fixed',
+    tokenAdvantages: adv,
+    values: hasCritic ? values : null,
+    curLogps: null,
+    stepPenalty: 0.05,
+    gamma: 1,
+    lam: 0.95,
+  };
+}
+
+describe('per-call credit bars', () => {
+  test('one group per call, in call order, left to right, each with the six series', () => {
+    assert.equal(K, 4);
+    const svg = renderCreditBars(doc(), credit(true), null);
+    const groups = [...svg.querySelectorAll('g.call-group')];
+    assert.equal(groups.length, K);
+    assert.deepEqual(
+      groups.map((g) => g.getAttribute('data-call')),
+      ['0', '1', '2', '3'],
+    );
+    const xs = groups.map((g) => Number(/translate\(([\d.]+)/.exec(g.getAttribute('transform')!)![1]));
+    assert.ok(
+      xs.every((x, i) => i === 0 || x > xs[i - 1]),
+      'groups run left to right as the calls do',
+    );
+    for (const g of groups) assert.equal(g.querySelectorAll('rect.bar').length, CREDIT_SERIES.length);
+    // Each group is labelled with its call's text, as the strip shows it.
+    const texts = groups.map((g) => g.querySelector('.call-text')!.textContent);
+    assert.deepEqual(
+      texts,
+      episodeCalls(ep).map((c) => c.text.replace(/<\/?call>/g, '').trim()),
+    );
+    // The reward bar of the last call (verdict 1 - 0.05) is positive; the others negative.
+    const rewardBars = groups.map((g) => g.querySelector('rect.bar-reward')!);
+    assert.equal(rewardBars.at(-1)!.classList.contains('neg'), false);
+    assert.ok(rewardBars.slice(0, -1).every((b) => b.classList.contains('neg')));
+  });
+
+  test('without a critic: reward and outcome advantage only', () => {
+    const svg = renderCreditBars(doc(), credit(false), 2);
+    for (const g of svg.querySelectorAll('g.call-group')) {
+      const bars = [...g.querySelectorAll('rect.bar')].map((b) => b.getAttribute('class')!.split(' ')[1]);
+      assert.deepEqual(bars, ['bar-reward', 'bar-advOutcome']);
+    }
+    assert.equal(svg.querySelector('g.call-group.selected')!.getAttribute('data-call'), '2');
+  });
+
+  test('the inspector shows the no-critic note and the heat band on policy tokens only', () => {
+    const vm: ViewModel = {
+      episode: ep,
+      title: 't',
+      bug: 'correct',
+      mask: null,
+      maskPending: false,
+      maskError: null,
+      backend: 'cpu',
+      source: {
+        run: 'r',
+        dir: '/r',
+        model: 'base',
+        critic: false,
+        contextPolicy: { kind: 'full' },
+        retrainUnavailable: 'not yet',
+      },
+      credit: credit(false),
+      heat: true,
+    };
+    const root = renderInspector(doc(), vm, { onBug() {} });
+    assert.match(root.querySelector('.credit-note')!.textContent!, /Outcome advantage only/);
+    assert.equal(
+      root.querySelectorAll('.strip-box .chip .heat').length,
+      ep.actionMask.filter(Boolean).length,
+    );
+    assert.equal(root.querySelector('vscode-button#retrain')!.hasAttribute('disabled'), true);
+    assert.equal(root.querySelector('vscode-button#retrain')!.getAttribute('title'), 'not yet');
+  });
+
+  test('heat buckets are signed and saturate at 3', () => {
+    assert.equal(heatBucket(0, 1), 0);
+    assert.equal(heatBucket(1, 1), 3);
+    assert.equal(heatBucket(-0.6, 1), -2);
+    assert.equal(heatBucket(0.01, 1), 1);
+  });
+});
+
+describe('context view on the strip', () => {
+  test('keep_obs = 1: call 3 sees the last observation only; older tool tokens are greyed', () => {
+    const view = stripView(ep, 3, { kind: 'keepObs', k: 1 });
+    const strip = renderTokenStrip(doc(), ep, null, { view });
+    const dropped = [...strip.querySelectorAll('.chip.dropped')].map((c) => Number(c.getAttribute('data-i')));
+    const expected = ep.owner.flatMap((o, i) => (o === OWNER.tool && ep.turn[i] < 2 ? [i] : []));
+    assert.deepEqual(dropped, expected);
+    assert.ok(dropped.every((i) => ep.owner[i] === OWNER.tool));
+    // Turns 0 and 1 had an observation: two placeholders, each after its <obs>.
+    const ph = [...strip.querySelectorAll('.ph')];
+    assert.equal(ph.length, 2);
+    assert.equal(ph[0].previousElementSibling!.classList.contains('placeholder-at'), true);
+    assert.match(ph[0].textContent!, /dropped/);
+    // The call's own tokens and what follows are "future".
+    const future = strip.querySelectorAll('.chip.future').length;
+    assert.equal(future, ep.ids.length - view.prefixLength);
+    assert.match(tokenDetail(ep, dropped[0], null, { view }).at(-1)![1], /dropped/);
+  });
+
+  test('full history drops nothing; keep_obs = 0 drops every earlier observation', () => {
+    const full = renderTokenStrip(doc(), ep, null, { view: stripView(ep, 3, { kind: 'full' }) });
+    assert.equal(full.querySelectorAll('.chip.dropped').length, 0);
+    const none = renderTokenStrip(doc(), ep, null, { view: stripView(ep, 3, { kind: 'keepObs', k: 0 }) });
+    const tools = ep.owner.filter((o, i) => o === OWNER.tool && ep.turn[i] < 3).length;
+    assert.equal(none.querySelectorAll('.chip.dropped').length, tools);
+  });
+
+  test('summarise replaces a read by the operation it shows', () => {
+    const strip = renderTokenStrip(doc(), ep, null, { view: stripView(ep, 3, { kind: 'summarize' }) });
+    const ph = strip.querySelector('.ph.ph-summary');
+    assert.ok(ph);
+    assert.match(ph.textContent!, new RegExp(task.kind));
+  });
+
+  test('the rerun shown first is the one with the most calls', () => {
+    const short = { ...ep, info: { ...ep.info, n_turns: 1 } };
+    assert.equal(mostCalls([short, ep, short]), 1);
+  });
+});
+
+describe('cross table', () => {
+  test('models x contexts (2 x 3), the best cell of a row marked', () => {
+    const s = (p: number) => ({ pass_rate: p, turns: 3, reads: 1, tests: 0, edits: 1, reward: p });
+    const cells = [
+      ['trained: full', 'full', 0.6],
+      ['trained: full', 'keep_obs=1', 0.4],
+      ['trained: full', 'keep_obs=0', 0.1],
+      ['trained: keep_obs=1', 'full', 0.3],
+      ['trained: keep_obs=1', 'keep_obs=1', 0.5],
+      ['trained: keep_obs=1', 'keep_obs=0', 0.1],
+    ].map(([model, context, p]) => ({
+      model: model as string,
+      context: context as string,
+      stats: s(p as number),
+      episodes: 80,
+    }));
+    const t = renderCrossTable(doc(), cells);
+    assert.equal(t.querySelectorAll('tbody tr').length, 2);
+    assert.equal(t.querySelectorAll('thead th').length, 4);
+    assert.deepEqual(
+      [...t.querySelectorAll('td.best')].map((c) => c.textContent),
+      ['0.600 (3.00)', '0.500 (3.00)'],
+    );
+  });
+});
+
+/** A run's curves: a ramp plus an offset. */
+function run(name: string, group: string, offset: number, steps = 10): RunSeries {
+  const s = Array.from({ length: steps }, (_, i) => i);
+  const metrics: Record<string, (number | null)[]> = {};
+  for (const m of ['pass_rate', 'reads', 'tests', 'edits', 'turns', 'reward'])
+    metrics[m] = s.map((i) => Math.min(1, 0.1 + 0.05 * i + offset));
+  return { id: `/runs/${name}`, name, group, live: false, steps: s, metrics };
+}
+
+describe('training dashboard', () => {
+  test('a curve per series; seeds of one group become a mean with a ± sd band', () => {
+    const runs = [
+      run('seed-0/default', 'default', 0),
+      run('seed-1/default', 'default', 0.1),
+      run('other', 'other', 0.2),
+    ];
+    const series = curveSeries(runs, 'pass_rate');
+    assert.equal(series.length, 2);
+    assert.equal(series[0].runs, 2);
+    assert.ok(Math.abs(series[0].points[0].value - 0.15) < 1e-12);
+    assert.ok(Math.abs(series[0].points[0].sd - Math.sqrt(0.005)) < 1e-12, 'sample sd of 0.1 and 0.2');
+    const svg = renderCurveChart(doc(), 'pass_rate', series);
+    assert.equal(svg.querySelectorAll('path.curve').length, 2);
+    assert.equal(svg.querySelectorAll('path.band').length, 1);
+    assert.equal(svg.querySelectorAll('path.member').length, 2);
+    assert.ok(svg.querySelector('path.band')!.getAttribute('d')!.length > 20);
+  });
+
+  test('six charts (figure 12.2), one curve per run when ungrouped, and the recipe tables', () => {
+    const runs = Array.from({ length: 4 }, (_, i) => run(`r${i}`, `r${i}`, i / 10));
+    const root = renderDashboard(
+      doc(),
+      {
+        runs,
+        tables: [
+          {
+            title: 'T',
+            columns: ['arm', 'pass'],
+            rows: [['a', 0.5]],
+            digits: [0, 2],
+            spread: [[null, 0.1]],
+            source: 'x',
+          },
+        ],
+        notes: ['n'],
+      },
+      { onExport() {} },
+    );
+    const charts = root.querySelectorAll('svg.curve-chart');
+    assert.equal(charts.length, 6);
+    for (const c of charts) assert.equal(c.querySelectorAll('path.curve').length, 4);
+    assert.equal(root.querySelectorAll('button.export').length, 6);
+    assert.equal(root.querySelector('.recipe-table td.num')!.textContent, '0.50 ±0.10');
+  });
+
+  test('recipe tables print numbers with their digits', () => {
+    const t = renderRecipeTable(doc(), {
+      title: 'T',
+      columns: ['a', 'b'],
+      rows: [['x', 0.12345]],
+      digits: [0, 2],
+      source: 's',
+    });
+    assert.equal(t.querySelector('td.num')!.textContent, '0.12');
+  });
+});

@@ -1,0 +1,207 @@
+/**
+ * Per-call credit (figure 12.1): grouped bars per call (reward, value at its start, TD error,
+ * outcome / token-GAE / turn-GAE advantages), one group per call in the strip's order, drawn
+ * with d3. Without a critic, only the reward and the outcome advantage, with the host's note.
+ */
+import { axisLeft, scaleBand, scaleLinear, select } from 'd3';
+import type { CreditResult } from '../src/core/protocol.js';
+import type { CallRow } from '../src/core/rl/advantages.js';
+import type { Handlers, ViewModel } from './render.js';
+
+/** The bar series of the chart, in drawing order. */
+export const CREDIT_SERIES: { key: keyof CallRow; label: string; critic: boolean }[] = [
+  { key: 'reward', label: 'reward r_k', critic: false },
+  { key: 'valueStart', label: 'value V(s_k)', critic: true },
+  { key: 'tdError', label: 'TD error δ_k', critic: true },
+  { key: 'advOutcome', label: 'A outcome (GRPO)', critic: false },
+  { key: 'advToken', label: 'A token GAE (call mean)', critic: true },
+  { key: 'advTurn', label: 'A turn GAE', critic: true },
+];
+
+/** The series shown for a result (all with a critic; reward and outcome without). */
+export function creditSeries(c: CreditResult): typeof CREDIT_SERIES {
+  return CREDIT_SERIES.filter((s) => c.hasCritic || !s.critic);
+}
+
+const SVG = 'http://www.w3.org/2000/svg';
+
+/** The grouped bar chart: one `g.call-group[data-call=k]` per call, one `rect.bar` per series. */
+export function renderCreditBars(
+  doc: Document,
+  credit: CreditResult,
+  selected: number | null,
+  onCall?: (k: number | null) => void,
+): SVGSVGElement {
+  const series = creditSeries(credit);
+  const calls = credit.calls;
+  const barW = 13;
+  const groupW = Math.max(96, series.length * (barW + 2) + 24);
+  const margin = { top: 12, right: 12, bottom: 44, left: 46 };
+  const width = margin.left + margin.right + Math.max(1, calls.length) * groupW;
+  const height = 210;
+  const values = calls.flatMap((c) => series.map((s) => c[s.key] as number));
+  const m = Math.max(0.1, ...values.map(Math.abs));
+  const y = scaleLinear()
+    .domain([-m, m])
+    .nice()
+    .range([height - margin.bottom, margin.top]);
+  const x = scaleBand<number>()
+    .domain(calls.map((c) => c.k))
+    .range([margin.left, width - margin.right])
+    .paddingInner(0.12);
+  const inner = scaleBand<string>()
+    .domain(series.map((s) => String(s.key)))
+    .range([0, x.bandwidth()])
+    .padding(0.12);
+  const svg = doc.createElementNS(SVG, 'svg') as SVGSVGElement;
+  const root = select(svg)
+    .attr('class', 'credit-bars')
+    .attr('width', width)
+    .attr('height', height)
+    .attr('viewBox', `0 0 ${width} ${height}`)
+    .attr('role', 'img')
+    .attr('aria-label', `per-call credit of ${calls.length} calls`);
+  root
+    .append('g')
+    .attr('class', 'axis y-axis')
+    .attr('transform', `translate(${margin.left},0)`)
+    .call(axisLeft(y).ticks(5));
+  const groups = root
+    .selectAll<SVGGElement, CallRow>('g.call-group')
+    .data(calls)
+    .join('g')
+    .attr('class', (d) => `call-group${d.k === selected ? ' selected' : ''}`)
+    .attr('data-call', (d) => String(d.k))
+    .attr('transform', (d) => `translate(${x(d.k)},0)`);
+  groups
+    .append('rect')
+    .attr('class', 'group-bg')
+    .attr('x', -3)
+    .attr('y', margin.top - 4)
+    .attr('width', x.bandwidth() + 6)
+    .attr('height', height - margin.bottom - margin.top + 8)
+    .on('click', (_e, d) => onCall?.(d.k === selected ? null : d.k));
+  groups
+    .selectAll<SVGRectElement, { key: string; v: number; label: string }>('rect.bar')
+    .data((d) => series.map((s) => ({ key: String(s.key), v: d[s.key] as number, label: s.label })))
+    .join('rect')
+    .attr('class', (d) => `bar bar-${d.key}${d.v < 0 ? ' neg' : ''}`)
+    .attr('data-value', (d) => d.v.toFixed(4))
+    .attr('x', (d) => inner(d.key) ?? 0)
+    .attr('width', inner.bandwidth())
+    .attr('y', (d) => y(Math.max(0, d.v)))
+    .attr('height', (d) => Math.max(d.v === 0 ? 0 : 1, Math.abs(y(d.v) - y(0))))
+    .append('title')
+    .text((d) => `${d.label}: ${d.v.toFixed(4)}`);
+  root
+    .append('line')
+    .attr('class', 'zero')
+    .attr('x1', margin.left)
+    .attr('x2', width - margin.right)
+    .attr('y1', y(0))
+    .attr('y2', y(0));
+  groups
+    .append('text')
+    .attr('class', 'call-label')
+    .attr('x', x.bandwidth() / 2)
+    .attr('y', height - margin.bottom + 16)
+    .attr('text-anchor', 'middle')
+    .text((d) => `call ${d.k}`);
+  groups
+    .append('text')
+    .attr('class', 'call-text')
+    .attr('x', x.bandwidth() / 2)
+    .attr('y', height - margin.bottom + 32)
+    .attr('text-anchor', 'middle')
+    .text((d) => d.text.replace(/<\/?call>/g, '').trim());
+  return svg;
+}
+
+/** The table under the bars: the numbers of figure 12.1. */
+export function renderCreditTable(doc: Document, credit: CreditResult): HTMLTableElement {
+  const series = creditSeries(credit);
+  const table = doc.createElement('table');
+  table.className = 'credit-table';
+  const head = doc.createElement('tr');
+  for (const t of ['call', ...series.map((s) => s.label), ...(credit.hasCritic ? ['V(s_k+1)'] : [])]) {
+    const th = doc.createElement('th');
+    th.textContent = t;
+    head.appendChild(th);
+  }
+  const thead = doc.createElement('thead');
+  thead.appendChild(head);
+  const tbody = doc.createElement('tbody');
+  for (const c of credit.calls) {
+    const tr = doc.createElement('tr');
+    tr.dataset.call = String(c.k);
+    const cells = [
+      `${c.k}: ${c.text}`,
+      ...series.map((s) => (c[s.key] as number).toFixed(3)),
+      ...(credit.hasCritic ? [c.valueNext.toFixed(3)] : []),
+    ];
+    for (const v of cells) {
+      const td = doc.createElement('td');
+      td.textContent = v;
+      tr.appendChild(td);
+    }
+    tbody.appendChild(tr);
+  }
+  table.append(thead, tbody);
+  return table;
+}
+
+/** The credit section: toggle for the heat band, legend, bars, table and note. */
+export function renderCredit(doc: Document, vm: ViewModel, h: Handlers): HTMLElement {
+  const box = doc.createElement('section');
+  box.className = 'credit';
+  const title = doc.createElement('h2');
+  title.textContent = 'Per-call credit: rewards, values, TD errors and advantages (figure 12.1)';
+  box.appendChild(title);
+  const job = vm.creditJob;
+  const c = vm.credit;
+  if (job?.error) {
+    const p = doc.createElement('p');
+    p.className = 'status error';
+    p.textContent = `The credit table failed: ${job.error}`;
+    box.appendChild(p);
+    return box;
+  }
+  if (!c) {
+    const p = doc.createElement('p');
+    p.className = 'status pending';
+    p.textContent = 'Computing per-call credit in the trainer process…';
+    box.appendChild(p);
+    return box;
+  }
+  const controls = doc.createElement('div');
+  controls.className = 'controls';
+  const toggle = doc.createElement('label');
+  toggle.className = 'toggle';
+  const cb = doc.createElement('input');
+  cb.type = 'checkbox';
+  cb.id = 'heat';
+  cb.checked = Boolean(vm.heat);
+  cb.addEventListener('change', () => h.onHeat?.(cb.checked));
+  toggle.append(cb, doc.createTextNode(' token advantages as a heat band on the strip'));
+  controls.appendChild(toggle);
+  const legend = doc.createElement('div');
+  legend.className = 'credit-legend';
+  for (const s of creditSeries(c)) {
+    const item = doc.createElement('span');
+    item.className = 'legend-item';
+    const sw = doc.createElement('span');
+    sw.className = `bar-swatch bar-${String(s.key)}`;
+    const t = doc.createElement('span');
+    t.textContent = s.label;
+    item.append(sw, t);
+    legend.appendChild(item);
+  }
+  const note = doc.createElement('p');
+  note.className = c.hasCritic ? 'status muted credit-note' : 'status warn credit-note';
+  note.textContent = c.hasCritic ? `With the run’s critic: ${c.note}.` : `Outcome advantage only: ${c.note}.`;
+  const chart = doc.createElement('div');
+  chart.className = 'credit-chart';
+  chart.appendChild(renderCreditBars(doc, c, vm.call ?? null, h.onCall));
+  box.append(controls, legend, note, chart, renderCreditTable(doc, c));
+  return box;
+}

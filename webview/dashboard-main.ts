@@ -1,0 +1,67 @@
+/**
+ * The training dashboard webview: the host sends the runs' curves (again on every new step),
+ * this draws them (charts.ts) and hands an exported plot back to the host, which saves it.
+ */
+import {
+  type DashboardState,
+  type FromDashboard,
+  parseDashboardState,
+  parseToDashboard,
+  type RunSeries,
+  type TableData,
+} from '../src/core/inspector-protocol.js';
+import { renderDashboard, svgForExport } from './charts.js';
+
+interface VsCodeApi {
+  postMessage(m: FromDashboard): void;
+  getState(): unknown;
+  setState(s: DashboardState): void;
+}
+declare function acquireVsCodeApi(): VsCodeApi;
+
+export function startDashboard(app: HTMLElement): void {
+  const vscode = acquireVsCodeApi();
+  parseDashboardState(vscode.getState()); // the host's serializer reads it
+  let data: { runs: RunSeries[]; tables: TableData[]; notes: string[] } = { runs: [], tables: [], notes: [] };
+  let status = '';
+
+  const onExport = (metric: string) => {
+    const svg = app.querySelector<SVGSVGElement>(`svg.curve-chart[data-metric="${metric}"]`);
+    if (!svg) return;
+    const bg = getComputedStyle(document.body).backgroundColor || '#ffffff';
+    vscode.postMessage({
+      type: 'exportSvg',
+      name: `episode-lab-${metric}`,
+      svg: svgForExport(svg, window, bg),
+    });
+  };
+
+  function render(): void {
+    const started = performance.now();
+    app.replaceChildren(renderDashboard(document, data, { onExport }));
+    if (status) {
+      const p = document.createElement('p');
+      p.className = 'status muted exported';
+      p.textContent = status;
+      app.firstElementChild?.insertBefore(p, app.firstElementChild.children[2] ?? null);
+    }
+    app.dataset.renderMs = (performance.now() - started).toFixed(1);
+    app.dataset.runs = String(data.runs.length);
+  }
+
+  window.addEventListener('message', (event: MessageEvent) => {
+    const parsed = parseToDashboard(event.data);
+    if (!parsed.ok) {
+      console.warn(`Episode Lab dashboard: dropped a malformed message: ${parsed.error}`);
+      return;
+    }
+    const m = parsed.value;
+    if (m.type === 'runs') {
+      data = m;
+      vscode.setState({ roots: m.roots });
+    } else status = `Saved ${m.file}.`;
+    render();
+  });
+  render();
+  vscode.postMessage({ type: 'ready' });
+}

@@ -1,0 +1,10 @@
+/**
+ * The webviews' entry point (one bundle, dist/webview.js): the host's HTML says which view this
+ * is (`data-view` on #app), and that view starts.
+ */
+import { startDashboard } from './dashboard-main.js';
+import { startInspector } from './inspector-main.js';
+
+const app = document.getElementById('app')!;
+if (app.dataset.view === 'dashboard') startDashboard(app);
+else startInspector(app);

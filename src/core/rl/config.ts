@@ -4,6 +4,7 @@
  */
 import { type ContextPolicy, parseContextPolicy } from '../context/policy.js';
 import { makeReward, type RewardSpec, validateReward } from '../gym/rewards.js';
+import { suggest } from '../suggest.js';
 import type { LossMode } from './loss.js';
 
 export interface RLConfig {
@@ -56,25 +57,6 @@ export const DEFAULT_RL_CONFIG: RLConfig = {
 
 export class ConfigError extends Error {}
 
-function closest(word: string, options: string[]): string | undefined {
-  const d = (a: string, b: string) => {
-    const m = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array(b.length).fill(0)]);
-    for (let j = 1; j <= b.length; j++) m[0][j] = j;
-    for (let i = 1; i <= a.length; i++)
-      for (let j = 1; j <= b.length; j++)
-        m[i][j] = Math.min(
-          m[i - 1][j] + 1,
-          m[i][j - 1] + 1,
-          m[i - 1][j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1),
-        );
-    return m[a.length][b.length];
-  };
-  const best = options
-    .map((o) => [o, d(word.toLowerCase(), o.toLowerCase())] as const)
-    .sort((a, b) => a[1] - b[1])[0];
-  return best && best[1] <= 3 ? best[0] : undefined;
-}
-
 const RULES: Record<keyof RLConfig, (v: unknown) => string | null> = {
   maxTurns: (v) =>
     Number.isInteger(v) && (v as number) >= 1 && (v as number) <= 64 ? null : 'an integer from 1 to 64',
@@ -109,7 +91,7 @@ export function makeRLConfig(overrides: unknown = {}, where = 'config'): RLConfi
   const keys = Object.keys(DEFAULT_RL_CONFIG);
   for (const k of Object.keys(o))
     if (!keys.includes(k)) {
-      const hint = closest(k, keys);
+      const hint = suggest(k, keys);
       throw new ConfigError(
         `${where}: unknown key "${k}"${hint ? ` (did you mean "${hint}"?)` : ''}; known keys: ${keys.join(', ')}`,
       );

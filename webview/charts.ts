@@ -65,7 +65,7 @@ export function renderCurveChart(
   doc: Document,
   metric: string,
   series: readonly CurveSeries[],
-  size = { width: 420, height: 230 },
+  size = { width: 520, height: 250 },
 ): SVGSVGElement {
   const { width, height } = size;
   const margin = { top: 26, right: 14, bottom: 30, left: 44 };

@@ -198,7 +198,8 @@ export function renderCredit(doc: Document, vm: ViewModel, h: Handlers): HTMLEle
   }
   const note = doc.createElement('p');
   note.className = c.hasCritic ? 'status muted credit-note' : 'status warn credit-note';
-  note.textContent = c.hasCritic ? `With the run’s critic: ${c.note}.` : `Outcome advantage only: ${c.note}.`;
+  const text = c.note.replace(/\.$/, '');
+  note.textContent = c.hasCritic ? `With the run’s critic: ${text}.` : `Outcome advantage only: ${text}.`;
   const chart = doc.createElement('div');
   chart.className = 'credit-chart';
   chart.appendChild(renderCreditBars(doc, c, vm.call ?? null, h.onCall));

@@ -21,6 +21,12 @@ export interface EpisodeSource {
 }
 
 const hasModel = (dir: string) => fs.existsSync(path.join(dir, 'model.json'));
+/** A checkpoint folder, or a run folder with a final or latest checkpoint. */
+const isModelFolder = (dir: string) =>
+  path.isAbsolute(dir) &&
+  (hasModel(dir) ||
+    hasModel(path.join(dir, 'checkpoints', 'final')) ||
+    hasModel(path.join(dir, 'checkpoints', 'latest')));
 
 /** The source of an episode of the run in `runDir` (null: an episode without a run). */
 export function episodeSource(runDir: string | null): EpisodeSource {
@@ -54,10 +60,14 @@ export function episodeSource(runDir: string | null): EpisodeSource {
   } else if (hasModel(path.join(ck, 'latest'))) {
     out.model = runDir;
     out.modelLabel = `${path.basename(runDir)} (latest checkpoint)`;
-  } else if (meta.kind === 'sample' && typeof meta.from === 'string' && meta.from !== '') {
+  } else if (meta.kind === 'sample' && meta.from === 'base') {
+    out.model = 'base';
+    out.modelLabel = 'the shipped RL base';
+  } else if (meta.kind === 'sample' && typeof meta.from === 'string' && isModelFolder(meta.from)) {
     out.model = meta.from;
-    out.modelLabel = meta.from === 'base' ? 'the shipped RL base' : meta.from;
+    out.modelLabel = meta.from;
   }
+  // Anything else (a scripted policy, `scripted:oracle`) has no model.
   if (hasModel(path.join(ck, 'critic'))) out.critic = path.join(ck, 'critic');
   return out;
 }

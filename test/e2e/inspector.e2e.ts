@@ -13,7 +13,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { type Browser, chromium, type FrameLocator, type Page } from 'playwright-core';
+import { type Browser, chromium, type Frame, type Page } from 'playwright-core';
 
 const E2E = __dirname;
 const ROOT = path.resolve(E2E, '..', '..');
@@ -118,21 +118,78 @@ async function runCommand(page: Page, title: string): Promise<void> {
   throw new Error(`the command palette never listed "${title}"`);
 }
 
-/** The inspector webview's inner frame. */
-const inspectorFrame = (page: Page): FrameLocator =>
-  page
-    .frameLocator('iframe.webview.ready:not([src*="purpose=webviewView"])')
-    .frameLocator('iframe#active-frame');
+/** A webview's document (the inner frame whose #app has this data-view and is shown), polled until it appears. */
+async function webviewFrame(page: Page, view: 'inspector' | 'dashboard', ms = 30_000): Promise<Frame> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    for (const f of page.frames()) {
+      try {
+        const shown = await f.evaluate((v) => {
+          const app = document.getElementById('app');
+          return Boolean(
+            app && app.dataset.view === v && document.visibilityState === 'visible' && window.innerHeight > 0,
+          );
+        }, view);
+        if (shown) return f;
+      } catch {
+        // a frame that is navigating or cross-origin: skip
+      }
+    }
+    await page.waitForTimeout(250);
+  }
+  throw new Error(`no ${view} webview appeared within ${ms} ms`);
+}
 
-async function chipCounts(frame: FrameLocator): Promise<Record<string, number>> {
+async function chipCounts(frame: Frame, scope = '.strip-box'): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
-  for (const o of OWNERS) out[o] = await frame.locator(`.strip .chip.owner-${o}`).count();
+  for (const o of OWNERS) out[o] = await frame.locator(`${scope} .strip .chip.owner-${o}`).count();
   return out;
 }
 
 async function shot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
   say(`screenshot ${name}.png`);
+}
+
+/** Scroll a webview element to the top once the inspector has settled (no re-render pending). */
+async function scrollTo(frame: Frame, selector: string): Promise<void> {
+  await frame.locator('#app[data-credit="ready"]:not([data-state="pending"])').waitFor({ timeout: 30_000 });
+  await frame.locator(selector).first().evaluate((e) => e.scrollIntoView({ block: 'start' }));
+  await frame.page().waitForTimeout(150);
+}
+
+/** Pick a row in an open quick pick by its label and accept it. */
+async function pickRow(page: Page, title: string, label: string): Promise<void> {
+  await page.locator('.quick-input-widget', { hasText: title }).waitFor({ timeout: 15_000 });
+  const input = page.locator('.quick-input-widget input.input');
+  await input.fill(label);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: label }).first().waitFor();
+  await page.keyboard.press('Enter');
+}
+
+/** Open the trained run's 5-turn episode from the run explorer (Open Run expands it). */
+async function openTrainedEpisode(page: Page): Promise<Frame> {
+  await runCommand(page, 'Episode Lab: Open Run');
+  await pickRow(page, 'Open a run', 'e2e');
+  const row = page.locator('.monaco-list-row[aria-label^="episode 3, step 0,"]');
+  await row.waitFor({ timeout: 15_000 });
+  await row.click();
+  const frame = await webviewFrame(page, 'inspector');
+  await frame.locator('#app[data-credit="ready"]').waitFor({ timeout: 30_000 });
+  return frame;
+}
+
+/** keep_obs = 1 in the editor, the strip on the last call's view, then rerun the task. */
+async function keepObsAndRerun(frame: Frame): Promise<void> {
+  await frame.locator('vscode-dropdown#policy-kind').click();
+  await frame.locator('vscode-option[value="keepObs"]').click();
+  await frame.locator('#policy-param').waitFor();
+  assert.equal(await frame.locator('#policy-param').inputValue(), '1');
+  await frame.locator('vscode-dropdown#call').click();
+  await frame.locator('vscode-option[value="4"]').click();
+  await frame.locator('.strip-box .chip.dropped').first().waitFor({ timeout: 10_000 });
+  await frame.locator('vscode-button#rerun').click();
+  await frame.locator('#app[data-rerun="ready"]').waitFor({ timeout: 60_000 });
 }
 
 test('Episode Lab in code-server: sample, explore, inspect, debug the mask', {
@@ -145,6 +202,35 @@ test('Episode Lab in code-server: sample, explore, inspect, debug the mask', {
   fs.mkdirSync(SHOTS, { recursive: true });
   fs.writeFileSync(path.join(RUN, 'config.yaml'), 'auth: none\ncert: false\n');
   writeSettings('Default Dark Modern');
+
+  // A trained run, made quickly with the CLI (2 steps, 2 prompts x 4 episodes): the analysis views open it.
+  const runsRoot = path.join(WORKSPACE, '.episode-lab', 'runs');
+  fs.writeFileSync(path.join(RUN, 'train.json'), JSON.stringify({ promptsPerStep: 2, groupSize: 4 }));
+  execFileSync(
+    process.execPath,
+    [
+      path.join(ROOT, 'dist', 'cli.js'),
+      'train',
+      '--config',
+      path.join(RUN, 'train.json'),
+      '--steps',
+      '2',
+      '--runs-dir',
+      runsRoot,
+      '--name',
+      'e2e',
+      '--no-eval',
+    ],
+    { stdio: 'pipe' },
+  );
+  const trained = fs
+    .readFileSync(path.join(runsRoot, 'e2e', 'episodes.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { step: number; index: number; info: { n_turns: number } });
+  const target = trained.find((e) => e.step === 0 && e.index === 3);
+  assert.equal(target?.info.n_turns, 5, "the trained run's episode 3 of step 0 has 5 calls (seed 0)");
+  say('trained a 2-step run with the CLI');
 
   execFileSync(CODE_SERVER, [...codeServerArgs(), '--install-extension', VSIX], {
     env: env(),
@@ -202,7 +288,64 @@ test('Episode Lab in code-server: sample, explore, inspect, debug the mask', {
     await page.locator('.part.statusbar').waitFor({ timeout: 60_000 });
     say('workbench ready');
 
-    // 1. Sample episodes from the command palette (first choice: scripted oracle; 32 episodes).
+    // 1. The trained run: per-call credit (no critic: outcome advantage only, with the note).
+    let frame = await openTrainedEpisode(page);
+    say('trained episode open in the inspector');
+    assert.equal(await frame.locator('.credit-bars g.call-group').count(), 5);
+    assert.equal(await frame.locator('.credit-bars g.call-group').first().locator('rect.bar').count(), 2);
+    assert.match((await frame.locator('.credit-note').textContent()) ?? '', /no critic/);
+    assert.ok((await frame.locator('.strip-box .chip .heat').count()) > 0, 'the heat band is on');
+    assert.match((await frame.locator('.backend').textContent()) ?? '', /model: e2e \(final checkpoint\)/);
+    assert.equal(await frame.locator('vscode-button#retrain[disabled]').count(), 1);
+    await scrollTo(frame, '.strip-box');
+    await frame.locator('.strip-box .chip.owner-policy').nth(3).hover();
+    await shot(page, 'analysis-dark-strip');
+    await scrollTo(frame, '.credit');
+    await shot(page, 'analysis-dark-credit');
+
+    // 2. Context policy keep_obs = 1: the strip shows what call 4 saw; rerun the task under it.
+    await keepObsAndRerun(frame);
+    const dropped = await frame.locator('.compare .strip .chip.dropped').count();
+    assert.ok(dropped > 0, "the rerun episode's strip shows dropped observations");
+    assert.ok((await frame.locator('.compare .ph').count()) > 0, 'placeholders are marked');
+    assert.ok(
+      (await frame.locator('.compare .strip .chip.dropped:not(.owner-tool)').count()) === 0,
+      'only tool output is dropped',
+    );
+    say(`reran under keep_obs=1: ${dropped} dropped tokens in the rerun's last view`);
+    // Re-evaluate held-out under the run's context (full) and the edited one (keep_obs=1).
+    await frame.locator('vscode-button#evaluate').click();
+    await frame.locator('.cross-table tbody td').nth(1).waitFor({ timeout: 60_000 });
+    assert.equal(await frame.locator('.cross-table thead th').count(), 3);
+    await scrollTo(frame, '.context-editor');
+    await shot(page, 'analysis-dark-context-rerun');
+    await scrollTo(frame, '.compare');
+    await shot(page, 'analysis-dark-compare');
+
+    // 3. The training dashboard of this run: six curves, export one as SVG.
+    await frame.locator('#open-dashboard').click();
+    let dash = await webviewFrame(page, 'dashboard');
+    await dash.locator('svg.curve-chart').nth(5).waitFor({ timeout: 30_000 });
+    assert.equal(await dash.locator('svg.curve-chart path.curve').count(), 6);
+    assert.equal(await dash.locator('svg.curve-chart[data-metric="pass_rate"] path.curve').count(), 1);
+    await page.waitForTimeout(300);
+    await shot(page, 'dashboard-dark');
+    await dash.locator('button.export[data-export="pass_rate"]').click();
+    const saveInput = page.locator('.quick-input-widget input.input');
+    await saveInput.waitFor({ state: 'visible', timeout: 10_000 });
+    await page.keyboard.press('Enter');
+    const svgFile = path.join(WORKSPACE, 'episode-lab-pass_rate.svg');
+    for (let i = 0; i < 40 && !fs.existsSync(svgFile); i++) await page.waitForTimeout(250);
+    assert.ok(fs.existsSync(svgFile), 'the exported SVG was saved');
+    assert.match(
+      fs.readFileSync(svgFile, 'utf8'),
+      /<svg[^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"[\s\S]*<path/,
+    );
+    say('dashboard drawn; pass-rate plot exported as SVG');
+    // Collapse the trained run in the explorer (its rows would match the next episode's).
+    await page.locator('.monaco-list-row[aria-level="1"]', { hasText: 'e2e' }).first().click();
+
+    // 4. Sample episodes from the command palette (first choice: scripted oracle; 32 episodes).
     await runCommand(page, 'Episode Lab: Sample Episodes');
     await page
       .locator('.quick-input-widget', { hasText: 'Sample episodes from' })
@@ -220,8 +363,7 @@ test('Episode Lab in code-server: sample, explore, inspect, debug the mask', {
     await done.waitFor({ timeout: 60_000 });
     say('sampled 32 episodes');
 
-    const runsRoot = path.join(WORKSPACE, '.episode-lab', 'runs');
-    const runs = fs.readdirSync(runsRoot);
+    const runs = fs.readdirSync(runsRoot).filter((r) => r !== 'e2e');
     assert.equal(runs.length, 1);
     const lines = fs
       .readFileSync(path.join(runsRoot, runs[0], 'episodes.jsonl'), 'utf8')
@@ -238,16 +380,16 @@ test('Episode Lab in code-server: sample, explore, inspect, debug the mask', {
     const first = JSON.parse(lines[0]) as { owner: number[]; actionMask: number[] };
     const expected = Object.fromEntries(OWNERS.map((o, k) => [o, first.owner.filter((x) => x === k).length]));
 
-    // 2. The run explorer shows the run with its steps and episodes: open episode 0 of step 0.
+    // 5. The run explorer shows the run with its steps and episodes: open episode 0 of step 0.
     const episodeRow = page.locator('.monaco-list-row[aria-label^="episode 0, step 0,"]');
     await episodeRow.waitFor({ timeout: 15_000 });
-    assert.equal((await page.locator('.monaco-list-row[aria-label^="episode 0, step"]').count()) >= 1, true);
     await episodeRow.click();
-    const frame = inspectorFrame(page);
+    frame = await webviewFrame(page, 'inspector');
     await frame.locator('.strip .chip').first().waitFor({ timeout: 30_000 });
+    await frame.locator('.header, h1', { hasText: runs[0] }).first().waitFor({ timeout: 30_000 });
     say('inspector open');
 
-    // 3. One chip per token, per owner as in the file; the correct mask shows zero flags.
+    // 6. One chip per token, per owner as in the file; the correct mask shows zero flags.
     assert.deepEqual(await chipCounts(frame), expected);
     await frame.locator('.verdict.good').waitFor({ timeout: 30_000 });
     assert.match((await frame.locator('.verdict').textContent()) ?? '', /^0 flags/);
@@ -261,7 +403,7 @@ test('Episode Lab in code-server: sample, explore, inspect, debug the mask', {
     assert.match((await frame.locator('.detail').textContent()) ?? '', /ownerpolicy/);
     await shot(page, 'inspector-dark-correct-mask');
 
-    // 4. Inject "train on tool tokens": every tool chip is flagged, nothing else.
+    // 7. Inject "train on tool tokens": every tool chip is flagged, nothing else.
     await frame.locator('vscode-dropdown#bug').click();
     await frame.locator('vscode-option[value="tool"]').click();
     await frame.locator('.verdict.bad').waitFor({ timeout: 30_000 });
@@ -274,17 +416,17 @@ test('Episode Lab in code-server: sample, explore, inspect, debug the mask', {
     await frame.locator('.strip .chip.flag').first().hover();
     await shot(page, 'inspector-dark-tool-bug');
 
-    // 5. A window reload keeps the inspector (serializer + webview state), with the chosen bug.
+    // 8. A window reload keeps the inspector (serializer + webview state), with the chosen bug.
     await runCommand(page, 'Developer: Reload Window');
     await page.waitForEvent('load', { timeout: 30_000 });
     await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
-    const revived = inspectorFrame(page);
+    const revived = await webviewFrame(page, 'inspector', 60_000);
     await revived.locator('.verdict.bad').waitFor({ timeout: 60_000 });
     assert.deepEqual(await chipCounts(revived), expected);
     assert.equal(await revived.locator('.strip .chip.flag').count(), expected.tool);
     say('the inspector survived a window reload');
 
-    // 6. Light theme (the theme picker is avoided: it offers a marketplace search).
+    // 9. Light theme (the theme picker is avoided: it offers a marketplace search).
     await runCommand(page, 'Preferences: Toggle between Light/Dark Themes');
     await page.locator('.monaco-workbench.vs:not(.vs-dark)').waitFor({ timeout: 20_000 });
     await revived.locator('body.vscode-light').waitFor({ timeout: 20_000 });
@@ -295,6 +437,24 @@ test('Episode Lab in code-server: sample, explore, inspect, debug the mask', {
     await revived.locator('.verdict.bad').waitFor({ timeout: 30_000 });
     await page.waitForTimeout(300);
     await shot(page, 'inspector-light-shift-bug');
+
+    // 10. The analysis views in the light theme: the dashboard (revived by its serializer), the trained episode.
+    await page.locator('.tabs-container .tab', { hasText: 'Training Dashboard' }).click();
+    dash = await webviewFrame(page, 'dashboard');
+    await dash.locator('svg.curve-chart').nth(5).waitFor({ timeout: 30_000 });
+    await page.waitForTimeout(300);
+    await shot(page, 'dashboard-light');
+    frame = await openTrainedEpisode(page);
+    await frame.locator('body.vscode-light').waitFor({ timeout: 20_000 });
+    await scrollTo(frame, '.strip-box');
+    await shot(page, 'analysis-light-strip');
+    await scrollTo(frame, '.credit');
+    await shot(page, 'analysis-light-credit');
+    await keepObsAndRerun(frame);
+    await scrollTo(frame, '.context-editor');
+    await shot(page, 'analysis-light-context-rerun');
+    await scrollTo(frame, '.compare');
+    await shot(page, 'analysis-light-compare');
 
     const csp = consoleErrors.filter((e) => /Content Security Policy|Refused to/.test(e));
     assert.deepEqual(csp, [], 'no CSP violation');

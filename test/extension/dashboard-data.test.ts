@@ -96,6 +96,9 @@ describe('episode source', () => {
     const dir = path.join(tmp(), 'sample');
     createRun(dir, { kind: 'sample', name: 's', config: {}, from: 'base' });
     assert.equal(episodeSource(dir).model, 'base');
+    const scripted = path.join(tmp(), 'scripted');
+    createRun(scripted, { kind: 'sample', name: 's', config: {}, from: 'scripted:oracle' });
+    assert.equal(episodeSource(scripted).model, null, 'a scripted run has no model');
     assert.equal(episodeSource(null).model, null);
     assert.deepEqual(episodeSource(null).contextPolicy, { kind: 'full' });
   });

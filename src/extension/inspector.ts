@@ -85,8 +85,7 @@ export interface InspectorHooks {
   runChanged(dir: string, active: boolean): void;
 }
 
-const RETRAIN_UNAVAILABLE =
-  'retraining with a context policy needs the core’s trainContext (src/core/context/train.ts), which this build does not have yet';
+const RETRAIN_UNAVAILABLE = 'this trainer build has no retrain job';
 
 interface Current {
   episode: TrajectoryJSON;
@@ -128,20 +127,14 @@ export class Inspector implements vscode.Disposable {
   private sourceInfo(): SourceInfo | undefined {
     const c = this.current;
     if (!c) return undefined;
-    const retrainOk = this.trainer.jobs.includes('retrain') && c.src.model !== null;
     return {
       run: c.src.runDir ? path.basename(c.src.runDir) : null,
       dir: c.src.runDir,
       model: c.src.modelLabel,
       critic: c.src.critic !== null,
       contextPolicy: c.src.contextPolicy,
-      retrainUnavailable: retrainOk
-        ? null
-        : this.trainer.jobs.length && !this.trainer.jobs.includes('retrain')
-          ? RETRAIN_UNAVAILABLE
-          : c.src.model === null
-            ? 'a scripted run has no model to retrain'
-            : RETRAIN_UNAVAILABLE,
+      // Retraining starts from the base with the run's config, so any run (even a scripted one) can.
+      retrainUnavailable: this.trainer.jobs.includes('retrain') ? null : RETRAIN_UNAVAILABLE,
     };
   }
 
@@ -253,7 +246,11 @@ export class Inspector implements vscode.Disposable {
   private async handle(m: FromWebview): Promise<void> {
     if (m.type === 'ready') {
       this.webviewReady = true;
-      this.postShow();
+      // After a window reload the trainer is new: learn its job kinds (retrain) before drawing.
+      void this.trainer
+        .ensureStarted()
+        .catch(() => {})
+        .then(() => this.postShow());
       return;
     }
     if (m.type === 'openDashboard') {

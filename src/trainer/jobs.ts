@@ -14,6 +14,7 @@ import * as path from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
 import { makeTasks } from '../core/gym/tasks.js';
 import { buildTokenizer } from '../core/gym/tokenizer.js';
+import { policyLabel } from '../core/inspector-protocol.js';
 import type { Job, JobKind, JobResults } from '../core/protocol.js';
 import { runRecipe } from '../core/recipes/index.js';
 import { makeRLConfig } from '../core/rl/config.js';
@@ -22,7 +23,7 @@ import { sampleModelRun } from '../core/runs/sample-model.js';
 import { sampleScriptedRun } from '../core/runs/sample-scripted.js';
 import { freshRunDir, trainRun } from '../core/runs/train-run.js';
 import type { BackendInfo } from '../core/tf/backend.js';
-import { creditTableJob, evalContextJob, loadModel, rerunJob } from './analysis-jobs.js';
+import { creditTableJob, evalContextJob, loadModel, rerunJob, runConfig } from './analysis-jobs.js';
 
 export interface JobContext {
   readonly id: string;
@@ -117,6 +118,40 @@ export const jobs: JobRegistry = {
     });
     if (!created) ctx.runCreated(res.dir);
     return { runDir: res.dir, steps, episodes, complete: !ctx.cancelled };
+  },
+  async retrain(job, ctx) {
+    // trainContext is trainRl with cfg.contextPolicy (src/core/context/train.ts): a training run
+    // from the base with the run's config and the edited context policy.
+    const cfg = { ...runConfig(job.runDir), contextPolicy: job.policy };
+    const label = policyLabel(job.policy).replace(/[^\w.-]+/g, '-');
+    const runDir = job.name ? path.join(job.runsDir, job.name) : freshRunDir(job.runsDir, `retrain-${label}`);
+    ctx.log(`retraining ${runDir} for ${job.steps} steps under ${policyLabel(job.policy)}`);
+    let announced = false;
+    const res = await trainRun({
+      runDir,
+      cfg,
+      steps: job.steps,
+      from: 'base',
+      tok,
+      shouldStop: () => ctx.cancelled,
+      onStep: (r, total) => {
+        if (!announced) {
+          ctx.runCreated(runDir);
+          announced = true;
+        }
+        ctx.progress(
+          r.step + 1,
+          total,
+          `step ${r.step + 1}/${total}: pass ${r.pass_rate.toFixed(2)}, turns ${r.turns.toFixed(2)}, reward ${r.reward.toFixed(3)}`,
+        );
+      },
+    });
+    return {
+      runDir,
+      steps: res.history.length,
+      episodes: res.history.reduce((a, h) => a + h.episodes, 0),
+      complete: res.complete,
+    };
   },
   async creditTable(job) {
     return creditTableJob(job, tok);

@@ -154,7 +154,10 @@ async function shot(page: Page, name: string): Promise<void> {
 /** Scroll a webview element to the top once the inspector has settled (no re-render pending). */
 async function scrollTo(frame: Frame, selector: string): Promise<void> {
   await frame.locator('#app[data-credit="ready"]:not([data-state="pending"])').waitFor({ timeout: 30_000 });
-  await frame.locator(selector).first().evaluate((e) => e.scrollIntoView({ block: 'start' }));
+  await frame
+    .locator(selector)
+    .first()
+    .evaluate((e) => e.scrollIntoView({ block: 'start' }));
   await frame.page().waitForTimeout(150);
 }
 
@@ -296,7 +299,7 @@ test('Episode Lab in code-server: sample, explore, inspect, debug the mask', {
     assert.match((await frame.locator('.credit-note').textContent()) ?? '', /no critic/);
     assert.ok((await frame.locator('.strip-box .chip .heat').count()) > 0, 'the heat band is on');
     assert.match((await frame.locator('.backend').textContent()) ?? '', /model: e2e \(final checkpoint\)/);
-    assert.equal(await frame.locator('vscode-button#retrain[disabled]').count(), 1);
+    assert.equal(await frame.locator('vscode-button#retrain:not([disabled])').count(), 1);
     await scrollTo(frame, '.strip-box');
     await frame.locator('.strip-box .chip.owner-policy').nth(3).hover();
     await shot(page, 'analysis-dark-strip');
@@ -424,6 +427,7 @@ test('Episode Lab in code-server: sample, explore, inspect, debug the mask', {
     await revived.locator('.verdict.bad').waitFor({ timeout: 60_000 });
     assert.deepEqual(await chipCounts(revived), expected);
     assert.equal(await revived.locator('.strip .chip.flag').count(), expected.tool);
+    await revived.locator('vscode-button#retrain:not([disabled])').waitFor({ timeout: 30_000 });
     say('the inspector survived a window reload');
 
     // 9. Light theme (the theme picker is avoided: it offers a marketplace search).

@@ -52,10 +52,15 @@ describe('trainer process', () => {
     );
   });
 
-  test('the child lists its jobs and recipes; retraining with a context policy is honest about being unavailable', async () => {
+  test('the child lists its jobs and recipes', async () => {
     assert.ok(client.jobs.includes('creditTable') && client.jobs.includes('rerun'));
+    assert.ok(client.jobs.includes('retrain'));
     assert.ok(client.recipes.length > 0);
-    if (client.jobs.includes('retrain')) return;
+  });
+
+  test('a job kind the child lacks answers unavailable', async () => {
+    const saved = client.jobs;
+    if (saved.includes('retrain')) return; // every kind is registered in this build
     const running = await client.start({
       kind: 'retrain',
       runsDir,

@@ -33,6 +33,7 @@ import {
   windowMeansOf,
 } from '../../src/core/recipes/policy-arms.js';
 import {
+  advantageSignal,
   everyFifth,
   longReader,
   maskedTruncation,
@@ -171,6 +172,13 @@ describe('12.5-12.7 helpers on hand-made episodes', () => {
     assert.deepEqual(a.slice(5), [0, 0, 0], 'equal submitted rewards: no signal');
   });
 
+  it('advantageSignal: nonzero share, unsubmitted share and their mean advantage', () => {
+    const trajs = [fake(3, 9, { submitted: true }), fake(3, 9), fake(3, 9), fake(3, 9, { submitted: true })];
+    const s = advantageSignal(trajs, [1, 0, -0.5, 0]);
+    assert.deepEqual(s, { nonzero: 0.5, unsubmitted: 0.5, unsubmittedAdvantage: -0.25 });
+    assert.ok(Number.isNaN(advantageSignal([trajs[0]], [1]).unsubmittedAdvantage));
+  });
+
   it('endedOnLimit: unsubmitted episodes ended by the turn budget or the context', () => {
     assert.equal(endedOnLimit(info({ stop: 'max_turns' })), true);
     assert.equal(endedOnLimit(info({ stop: 'truncated' })), true);
@@ -295,6 +303,12 @@ describe('recipes 12.5-12.7 and the exercises, smoke form', () => {
     );
     assert.equal(r.tables[1].rows.length, 2);
     assert.equal(r.runs.length, 2);
+    const signal = r.tables[3];
+    assert.equal(signal.rows.length, 6);
+    const masked = signal.rows.find(
+      (x) => x[0] === 'truncation masked' && x[1] === 'advantage of unsubmitted',
+    )!;
+    for (const v of masked.slice(2)) assert.ok(Number.isNaN(v) || v === 0, 'masked: unsubmitted get 0');
   });
 
   it('12.7-overflow: the long reader overflows at 24 turns, the base does not; caps shorten observations', async () => {

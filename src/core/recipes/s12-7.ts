@@ -7,7 +7,7 @@ import { inferOp, makeTasks, OPS, randomizeNames } from '../gym/tasks.js';
 import { maskedTruncationAdvantages } from '../rl/advantages.js';
 import { envOptions, type RLConfig } from '../rl/config.js';
 import { behaviorStats, sampleGroups } from '../rl/grpo.js';
-import type { AdvantageFn, StepRecord } from '../rl/train.js';
+import { type AdvantageFn, outcomeAdvantages, type StepRecord } from '../rl/train.js';
 import { Rng } from '../rng.js';
 import {
   armConfig,
@@ -232,6 +232,34 @@ export const maskedTruncation: AdvantageFn = (trajs, cfg) =>
     cfg.groupSize,
   );
 
+export interface AdvantageSignal {
+  /** Share of episodes whose advantage is not 0. */
+  nonzero: number;
+  /** Share of unsubmitted episodes, and their mean advantage (NaN when there are none). */
+  unsubmitted: number;
+  unsubmittedAdvantage: number;
+}
+
+/** What an episode-level advantage vector tells the update about submitting and not submitting. */
+export function advantageSignal(
+  trajs: readonly Pick<Trajectory, 'info'>[],
+  advantages: readonly number[],
+): AdvantageSignal {
+  const n = Math.max(trajs.length, 1);
+  const unsub = advantages.filter((_, i) => !trajs[i].info.submitted);
+  return {
+    nonzero: advantages.filter((a) => Math.abs(a) > 1e-6).length / n,
+    unsubmitted: unsub.length / n,
+    unsubmittedAdvantage: unsub.length ? unsub.reduce((a, b) => a + b, 0) / unsub.length : Number.NaN,
+  };
+}
+
+/** Mean of the numbers that are not NaN (NaN if none). */
+export function nanMean(xs: readonly number[]): number {
+  const ys = xs.filter((x) => !Number.isNaN(x));
+  return ys.length ? ys.reduce((a, b) => a + b, 0) / ys.length : Number.NaN;
+}
+
 export const recipe127Truncation: Recipe = {
   name: '12.7-truncation',
   section: '12.7',
@@ -242,11 +270,18 @@ export const recipe127Truncation: Recipe = {
     const cfg = neverConfig(ctx);
     const done: PolicyArmRun[] = [];
     const rows: (string | number)[][] = [];
+    const signal = new Map<string, AdvantageSignal[]>();
     for (const arm of [
-      { name: 'truncation = 0', cfg },
+      { name: 'truncation = 0', cfg, advantages: outcomeAdvantages },
       { name: 'truncation masked', cfg, advantages: maskedTruncation },
     ]) {
-      const run = await trainPolicyArm(ctx, '12.7-truncation', arm);
+      const perStep: AdvantageSignal[] = [];
+      signal.set(arm.name, perStep);
+      const run = await trainPolicyArm(ctx, '12.7-truncation', {
+        ...arm,
+        // The advantage functions are pure: recomputing them shows what the update saw.
+        onStep: (_rec, trajs) => perStep.push(advantageSignal(trajs, arm.advantages(trajs, cfg) as number[])),
+      });
       if (!run) break;
       const s = evalStats(ctx, run.policy, cfg);
       rows.push([arm.name, s.pass_rate, s.turns, s.submit_rate]);
@@ -273,6 +308,22 @@ export const recipe127Truncation: Recipe = {
           columns: ['arm', ...DIP_COLUMNS],
           rows: done.map((r) => dipRow(r.arm.name, r.history)),
           digits: [0, 2, 2, 0, 2, 2, 2, 2],
+        },
+        {
+          title:
+            '12.7 truncation: what the update sees, by 10-step window (episodes with a nonzero advantage; unsubmitted share and their mean advantage)',
+          columns: ['arm', 'statistic', ...windows.map((w) => w.label)],
+          rows: done.flatMap((r) => {
+            const xs = signal.get(r.arm.name) ?? [];
+            const by = (f: (x: AdvantageSignal) => number) =>
+              windows.map((w) => nanMean(xs.slice(w.from, w.to).map(f)));
+            return [
+              [r.arm.name, 'nonzero advantage', ...by((x) => x.nonzero)],
+              [r.arm.name, 'unsubmitted', ...by((x) => x.unsubmitted)],
+              [r.arm.name, 'advantage of unsubmitted', ...by((x) => x.unsubmittedAdvantage)],
+            ];
+          }),
+          digits: [0, 0, ...windows.map(() => 2)],
         },
       ],
       figures: [

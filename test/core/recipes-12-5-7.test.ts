@@ -260,7 +260,10 @@ describe('recipes 12.5-12.7 and the exercises, smoke form', () => {
       formats.rows.map((x) => x[0]),
       ['RL base (untrained)', 'multi-turn only', '50/50 mixture'],
     );
-    for (const row of formats.rows) assert.ok(inUnit(row[1]) && inUnit(row[3]));
+    for (const row of formats.rows)
+      assert.ok(
+        inUnit(row[1]) && inUnit(row[3]) && inUnit(row[col(formats, 'P(<call> first), single-turn prompt')]),
+      );
     const w = weights.rows[0];
     assert.equal(w[col(weights, 'single-turn share of episodes')], 0.5, '4 + 4 tasks, equal groups');
     assert.equal(w[col(weights, 'seq_mean_token_mean')], 0.5);

@@ -229,7 +229,7 @@ export const recipeExLossMode: Recipe = {
         title: `Exercise 5: held-out tasks in both formats under the mixed env (${ctx.smoke ? 2 : 16} per task, seed 7; training seed ${ctx.seed})`,
         columns: ['loss mode', ...FORMAT_COLUMNS],
         rows: held,
-        digits: [0, 3, 2, 3, 2, 2],
+        digits: [0, 3, 2, 3, 2, 2, 2, 4],
       },
       {
         title:

@@ -1,5 +1,7 @@
 /** Section 12.6: mixing single-turn and multi-turn data. */
-import { makeTasks, singleTurn, type Task } from '../gym/tasks.js';
+import * as tf from '@tensorflow/tfjs-core';
+import { makeTasks, randomizeNames, singleTurn, type Task } from '../gym/tasks.js';
+import { CALL_START, type Tokenizer } from '../gym/tokenizer.js';
 import { MixedTurnEnv } from '../gym/variants.js';
 import type { TinyAgent } from '../model/tinyagent.js';
 import type { RLConfig } from '../rl/config.js';
@@ -27,7 +29,11 @@ export function mixtureTasks(): Task[] {
   return [...train, ...train.map(singleTurn)];
 }
 
-/** Held-out pass and reads of a policy on both formats, under the mixed env: [multi pass, reads, single pass, reads, turns]. */
+/**
+ * Held-out statistics of a policy on both formats, under the mixed env: multi-turn pass and reads;
+ * single-turn pass, reads, edits and invalid calls (a single-turn episode is one call, so these are
+ * shares of first calls).
+ */
 export function bothFormats(ctx: RecipeContext, policy: TinyAgent, cfg: RLConfig): number[] {
   const heldout = makeTasks('heldout');
   const multi = evalStats(ctx, policy, cfg, { tasks: heldout, envFactory: mixedFactory(cfg) });
@@ -35,7 +41,32 @@ export function bothFormats(ctx: RecipeContext, policy: TinyAgent, cfg: RLConfig
     tasks: heldout.map(singleTurn),
     envFactory: mixedFactory(cfg),
   });
-  return [multi.pass_rate, multi.reads, single.pass_rate, single.reads, single.edits];
+  return [
+    multi.pass_rate,
+    multi.reads,
+    single.pass_rate,
+    single.reads,
+    single.edits,
+    single.invalid_per_turn,
+  ];
+}
+
+/**
+ * Mean probability that the policy's first token after each task's prompt opens a call (`<call>`),
+ * over the tasks renamed with seed 7: whether sampling can find a well-formed call at all.
+ */
+export function callOpenProbability(policy: TinyAgent, tasks: readonly Task[], tok: Tokenizer): number {
+  const names = new Rng(7);
+  const callId = tok.id(CALL_START);
+  const ps = tasks.map((t) => {
+    const ids = tok.encode(randomizeNames(t, names).issue);
+    return tf.tidy(() => {
+      const logits = policy.logits(tf.tensor2d([ids], undefined, 'int32')) as tf.Tensor3D;
+      const last = tf.reshape(tf.slice(logits, [0, ids.length - 1, 0], [1, 1, -1]), [-1]);
+      return tf.softmax(last).arraySync() as number[];
+    })[callId];
+  });
+  return ps.reduce((a, b) => a + b, 0) / Math.max(ps.length, 1);
 }
 
 export const FORMAT_COLUMNS = [
@@ -44,6 +75,8 @@ export const FORMAT_COLUMNS = [
   'single-turn pass',
   '(reads)',
   '(edits as first call)',
+  '(invalid first call)',
+  'P(<call> first), single-turn prompt',
 ];
 
 /**
@@ -107,7 +140,7 @@ export const recipe126: Recipe = {
         title: `12.6 held-out tasks in both formats under the mixed env (${ctx.smoke ? 2 : 16} per task, seed 7; training seed ${ctx.seed})`,
         columns: ['policy', ...FORMAT_COLUMNS],
         rows,
-        digits: [0, 3, 2, 3, 2, 2],
+        digits: [0, 3, 2, 3, 2, 2, 2, 4],
       },
     ];
     if (weights)

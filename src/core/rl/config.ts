@@ -27,6 +27,11 @@ export interface RLConfig {
   minibatchSize: number;
   /** Global gradient-norm clip (0 disables). */
   maxGradNorm: number;
+  /**
+   * Early stop of a step's update once the approximate KL to the sampling policy exceeds 1.5 x this
+   * (CleanRL's target_kl; 0 disables): it keeps one unlucky step from moving the tiny policy far.
+   */
+  targetKl: number;
   /** The learning rate ramps up linearly over the first warmupSteps training steps (0: none). */
   warmupSteps: number;
   seed: number;
@@ -49,6 +54,7 @@ export const DEFAULT_RL_CONFIG: RLConfig = {
   epochs: 2,
   minibatchSize: 32,
   maxGradNorm: 1,
+  targetKl: 0,
   warmupSteps: 3,
   seed: 0,
   showBudget: false,
@@ -75,6 +81,7 @@ const RULES: Record<keyof RLConfig, (v: unknown) => string | null> = {
     Number.isInteger(v) && (v as number) >= 1 && (v as number) <= 16 ? null : 'an integer from 1 to 16',
   minibatchSize: (v) => (Number.isInteger(v) && (v as number) >= 1 ? null : 'a positive integer'),
   maxGradNorm: (v) => (typeof v === 'number' && v >= 0 ? null : 'a number >= 0 (0 disables clipping)'),
+  targetKl: (v) => (typeof v === 'number' && v >= 0 ? null : 'a number >= 0 (0 disables the early stop)'),
   warmupSteps: (v) => (Number.isInteger(v) && (v as number) >= 0 ? null : 'an integer >= 0'),
   seed: (v) => (Number.isInteger(v) && (v as number) >= 0 ? null : 'an integer >= 0'),
   showBudget: (v) => (typeof v === 'boolean' ? null : 'true or false'),

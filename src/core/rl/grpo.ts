@@ -117,6 +117,8 @@ export interface UpdateStats {
   grad_norm: number;
   /** Gradient steps taken. */
   updates: number;
+  /** 1 when the update stopped early at the KL target. */
+  stopped_early: number;
 }
 
 function subBatch(batch: Batch, rows: readonly number[], advantages: readonly (number | number[])[]) {
@@ -156,12 +158,22 @@ export function rlUpdate(
   if (advantages.length !== B) throw new Error(`rlUpdate: ${advantages.length} advantages for ${B} episodes`);
   const vars = policy.variables();
   const order = batch.lengths.map((_, i) => i).sort((a, b) => batch.lengths[a] - batch.lengths[b] || a - b);
-  const stats = { loss: 0, clip_frac: 0, approx_kl: 0, entropy: 0, grad_norm: 0, updates: 0 };
+  const stats = {
+    loss: 0,
+    clip_frac: 0,
+    approx_kl: 0,
+    entropy: 0,
+    grad_norm: 0,
+    updates: 0,
+    stopped_early: 0,
+  };
   let tokens = 0;
-  for (let epoch = 0; epoch < cfg.epochs; epoch++) {
+  let stop = false;
+  for (let epoch = 0; epoch < cfg.epochs && !stop; epoch++) {
     const chunks: number[][] = [];
     for (let i = 0; i < B; i += cfg.minibatchSize) chunks.push(order.slice(i, i + cfg.minibatchSize));
     for (const rows of rng.shuffle(chunks)) {
+      if (stop) break;
       const mb = subBatch(batch, rows, advantages);
       const nTok = mb.mask.flat().reduce((a, b) => a + b, 0);
       if (nTok === 0) continue;
@@ -199,6 +211,12 @@ export function rlUpdate(
           return loss as tf.Scalar;
         }, vars);
         stats.loss += value.dataSync()[0] * nTok;
+        // The KL of this minibatch measures how far the previous updates of this step have moved the
+        // policy: past the target, stop here (this minibatch's gradient is not applied).
+        if (cfg.targetKl > 0 && diag.kl / nTok > 1.5 * cfg.targetKl) {
+          stop = true;
+          return Number.NaN;
+        }
         const norm = clipGradients(grads, cfg.maxGradNorm);
         opt.applyGradients(grads as unknown as Record<string, tf.Variable>);
         return norm;
@@ -206,9 +224,13 @@ export function rlUpdate(
       stats.clip_frac += diag.clipped;
       stats.approx_kl += diag.kl;
       stats.entropy += diag.ent;
+      tokens += nTok;
+      if (stop) {
+        stats.stopped_early = 1;
+        continue;
+      }
       stats.grad_norm += gradNorm * nTok;
       stats.updates++;
-      tokens += nTok;
     }
   }
   const n = Math.max(tokens, 1);
@@ -219,6 +241,7 @@ export function rlUpdate(
     entropy: stats.entropy / n,
     grad_norm: stats.grad_norm / n,
     updates: stats.updates,
+    stopped_early: stats.stopped_early,
   };
 }
 

@@ -77,7 +77,8 @@ export function parseOptions(
     }
     opts[key] = convert(flag, spec, value);
   }
-  if (positionals.length > (cmd.positionals?.length ?? 0))
+  const variadic = cmd.positionals?.[cmd.positionals.length - 1]?.endsWith('...') ?? false;
+  if (!variadic && positionals.length > (cmd.positionals?.length ?? 0))
     throw new UsageError(
       cmd.positionals?.length
         ? `too many arguments: ${positionals.join(' ')} (expected ${cmd.positionals.join(' ')})`

@@ -93,12 +93,57 @@ describe('episode-lab CLI', () => {
     assert.deepEqual(fs.readdirSync(dir), ['c.json'], 'a rejected config creates no run');
   });
 
+  it('train takes several key=value overrides and writes a run', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'el-cli-'));
+    const r = cli([
+      'train',
+      '--steps',
+      '1',
+      '--runs-dir',
+      dir,
+      '--name',
+      'r',
+      '--no-eval',
+      'promptsPerStep=2',
+      'groupSize=4',
+      'reward.stepPenalty=0.05',
+    ]);
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /^step {3}1\/1 \| pass /m);
+    const config = JSON.parse(fs.readFileSync(path.join(dir, 'r', 'config.json'), 'utf8')).config;
+    assert.equal(config.promptsPerStep, 2);
+    assert.equal(config.groupSize, 4);
+    assert.equal(config.reward.stepPenalty, 0.05);
+    assert.equal(
+      fs
+        .readFileSync(path.join(dir, 'r', 'history.jsonl'), 'utf8')
+        .trim()
+        .split('\n').length,
+      1,
+    );
+  });
+
   it('sample reports behaviour statistics of the shipped base', () => {
-    const r = cli(['sample', '--checkpoint', 'base', '--split', 'heldout', '--n', '2', '--seed', '7', '--print', '1']);
+    const r = cli([
+      'sample',
+      '--checkpoint',
+      'base',
+      '--split',
+      'heldout',
+      '--n',
+      '2',
+      '--seed',
+      '7',
+      '--print',
+      '1',
+    ]);
     assert.equal(r.code, 0, r.err);
     assert.match(r.err, /backend: (wasm|tensorflow)/);
     assert.match(r.out, /20 episodes \(2 per task, seed 7\)/);
-    assert.match(r.out, /pass \d\.\d{3} \| reads \d\.\d\d \| tests \d\.\d\d \| edits \d\.\d\d \| turns \d\.\d\d/);
+    assert.match(
+      r.out,
+      /pass \d\.\d{3} \| reads \d\.\d\d \| tests \d\.\d\d \| edits \d\.\d\d \| turns \d\.\d\d/,
+    );
     assert.match(r.out, /^episode 0: task heldout-/m);
   });
 });

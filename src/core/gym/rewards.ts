@@ -61,7 +61,8 @@ export function validateReward(spec: unknown, where = 'reward'): RewardSpec {
   for (const key of Object.keys(s))
     if (!allowed.includes(key))
       throw new Error(`${where}.${key} is not a reward option (allowed: ${allowed.join(', ')})`);
-  if (s.kind !== 'hidden') throw new Error(`${where}.kind must be "hidden", got ${JSON.stringify(s.kind)}`);
+  if (s.kind !== undefined && s.kind !== 'hidden')
+    throw new Error(`${where}.kind must be "hidden" (the default), got ${JSON.stringify(s.kind)}`);
   for (const key of ['stepPenalty', 'wrongSubmit', 'invalidPenalty'])
     if (s[key] !== undefined && (typeof s[key] !== 'number' || !Number.isFinite(s[key])))
       throw new Error(`${where}.${key} must be a finite number, got ${JSON.stringify(s[key])}`);

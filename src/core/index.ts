@@ -14,6 +14,7 @@ export * from './gym/variants.js';
 export * from './model/checkpoint.js';
 export * from './model/sampler.js';
 export * from './model/tinyagent.js';
+export * from './paths.js';
 export * from './rl/advantages.js';
 // The TF.js maskedMean is the one the chapter's losses use; the array version keeps another name.
 export { maskedMean as maskedMeanArray } from './rl/advantages.js';
@@ -26,7 +27,6 @@ export * from './rl/sft.js';
 export * from './rl/train.js';
 export * from './rl/value-loss.js';
 export * from './rng.js';
-export * from './paths.js';
 export * from './runs/run-files.js';
 export * from './runs/train-run.js';
 export * from './tf/backend.js';

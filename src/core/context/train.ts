@@ -20,7 +20,14 @@ export function trainContext(
   steps: number,
   opts: TrainOptions & { contextPolicy?: ContextPolicy } = {},
 ): Promise<StepRecord[]> {
-  return trainRl(policy, tasks, tok, { ...cfg, contextPolicy: opts.contextPolicy ?? cfg.contextPolicy }, steps, opts);
+  return trainRl(
+    policy,
+    tasks,
+    tok,
+    { ...cfg, contextPolicy: opts.contextPolicy ?? cfg.contextPolicy },
+    steps,
+    opts,
+  );
 }
 
 /** Behaviour statistics of n episodes per task sampled under `contextPolicy` (renamed, seeded). */

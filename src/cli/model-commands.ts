@@ -183,7 +183,10 @@ function parseSets(sets: string[]): Record<string, unknown> {
     }
     const parts = key.split('.');
     let o = out;
-    for (const p of parts.slice(0, -1)) o = (o[p] ??= {}) as Record<string, unknown>;
+    for (const p of parts.slice(0, -1)) {
+      if (typeof o[p] !== 'object' || o[p] === null) o[p] = {};
+      o = o[p] as Record<string, unknown>;
+    }
     o[parts[parts.length - 1]] = value;
   }
   return out;

@@ -88,7 +88,6 @@ export const uninformed: ScriptedPolicy = {
       return rng.choice([call('edit'), call('fix'), call('edit', 'ok'), call('read', 'read')]);
     const tools = toolsSoFar(ep);
     const edited = tools.includes('edit');
-    const read = tools.includes('read');
     const u = rng.float();
     if (!edited) {
       // Reading is neutral for the outcome here: after a read the policy edits as often as without one.

@@ -55,7 +55,7 @@ export class KVCache {
     });
     const C = Math.max(...chunks.map((x) => x.length));
     const starts = rows.map((r) => this.length[r]);
-    const ends = rows.map((r, i) => starts[i] + chunks[i].length);
+    const ends = rows.map((_, i) => starts[i] + chunks[i].length);
     if (chunks.some((x) => x.length === 0))
       throw new Error('KVCache.step: every row needs at least one token');
     if (ends.some((e) => e > cap)) throw new Error(`KVCache.step: a row would exceed the context of ${cap}`);

@@ -8,7 +8,7 @@ import type { ContextPolicy } from '../context/policy.js';
 import { type CallSample, contextRolloutBatch } from '../context/rollout.js';
 import type { Env } from '../gym/env.js';
 import { makeEnv } from '../gym/env.js';
-import { type Batch, collate, type Trajectory } from '../gym/episode.js';
+import { type Batch, type Trajectory } from '../gym/episode.js';
 import { randomizeNames, type Task } from '../gym/tasks.js';
 import type { Tokenizer } from '../gym/tokenizer.js';
 import { rolloutBatch } from '../model/sampler.js';

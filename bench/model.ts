@@ -6,6 +6,7 @@
  *
  *   npm run bench            (add -- --reps 7 for more repetitions)
  */
+import * as os from 'node:os';
 import * as tf from '@tensorflow/tfjs-core';
 import {
   buildTokenizer,
@@ -45,6 +46,9 @@ async function main() {
   const info = await initBackend();
   const tok = buildTokenizer(makeTasks('all'));
   const model = TinyAgent.create(defaultModelConfig(tok.size), 0);
+  console.log(
+    `load average ${os.loadavg()[0].toFixed(2)} on ${os.cpus().length} cores (the figures inflate with load)`,
+  );
   console.log(
     `backend: ${info.detail}; TinyAgent ${model.numParamsWithoutPositions} parameters (+${model.numParams - model.numParamsWithoutPositions} positions); ${reps} repetitions, medians`,
   );
@@ -105,7 +109,7 @@ async function main() {
     tokens = trajs.reduce((a, t) => a + t.ids.length, 0) / n;
   }, 3);
   console.log(
-    `${'gym: 128 episodes of the base (mean ' + tokens.toFixed(0) + ' tokens)'.padEnd(44)} ${gym.toFixed(0).padStart(6)} ms   ${((n / gym) * 1000).toFixed(0)} episodes/s`,
+    `${`gym: 128 episodes of the base (${tokens.toFixed(0)} tokens)`.padEnd(44)} ${gym.toFixed(0).padStart(6)} ms   ${((n / gym) * 1000).toFixed(0)} episodes/s`,
   );
   // One GRPO step and a whole run's estimate on the default config (16 prompts x 8).
   const policy = base.clone();

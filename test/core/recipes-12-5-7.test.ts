@@ -212,6 +212,8 @@ async function smoke(name: string) {
   const r = await runRecipe(name, { runsDir: root, seed: 0, smoke: true });
   results.set(name, r);
   assert.ok(fs.existsSync(path.join(r.dir, 'recipe.json')));
+  for (const t of r.tables)
+    for (const row of t.rows) assert.equal(row.length, t.columns.length, `a row of "${t.title}": ${row}`);
   return r;
 }
 

@@ -48,6 +48,7 @@ export function bothFormats(ctx: RecipeContext, policy: TinyAgent, cfg: RLConfig
     single.reads,
     single.edits,
     single.invalid_per_turn,
+    callOpenProbability(policy, heldout.map(singleTurn), ctx.tok),
   ];
 }
 

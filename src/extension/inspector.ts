@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 /**
  * The inspector panel (one at a time): shows one episode's token strip and runs, in the trainer
  * process, what the webview asks for: the mask check, per-call credit, reruns and held-out
@@ -26,12 +27,9 @@ export const INSPECTOR_VIEW_TYPE = 'episodeLab.inspector';
 
 const EMPTY_STYLE_HASH = 'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=';
 
-/** A CSP nonce (the one use of Math.random in src/). */
+/** A CSP nonce: 128 bits from the OS's cryptographic generator. */
 function nonce(): string {
-  const chars = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-  let s = '';
-  for (let i = 0; i < 32; i++) s += chars[Math.floor(Math.random() * chars.length)];
-  return s;
+  return randomBytes(16).toString('hex');
 }
 
 /** A webview's HTML: the shared bundle with a nonce, the view's styles, a strict CSP. */

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 /**
  * The inspector panel (one at a time): shows one episode's token strip and runs, in the trainer
  * process, what the webview asks for: the mask check, per-call credit, reruns and held-out
@@ -6,6 +5,7 @@ import { randomBytes } from 'node:crypto';
  * with a strict CSP and a nonce; every message from the webview is checked before use; a
  * serializer restores an open inspector after a window reload from the webview's saved state.
  */
+import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { ContextPolicy } from '../core/context/policy.js';

@@ -112,12 +112,20 @@ describe('trainer process', () => {
 
   test('killing the child mid-run loses no completed step, and the next job starts a new child', async () => {
     let seen = 0;
+    let killed = false;
+    let id: string | undefined;
     const running = await client.start(job({ name: 'c', episodes: 4000, batch: 20 }), {
       onProgress: (s) => {
         seen = s;
-        if (s === 3) client.cancel(running.id, 0); // no grace: killed at once
+        // Progress can arrive in bursts, even before start() has returned: kill at the first
+        // report from step 3 on that knows the job's id, once.
+        if (s >= 3 && !killed && id !== undefined) {
+          killed = true;
+          client.cancel(id, 0); // no grace: killed at once
+        }
       },
     });
+    id = running.id;
     await assert.rejects(running.result, /trainer process was killed|completed steps are on disk/);
     const dir = path.join(runsDir, 'c');
     const { history, warnings } = readRun(dir);

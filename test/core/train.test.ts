@@ -205,6 +205,15 @@ describe('training runs', () => {
   it('a truncated last line (a crash mid-write) is reported and skipped', async () => {
     const dir = path.join(tmp(), 'run');
     await trainRun({ runDir: dir, cfg: small({ seed: 1 }), steps: 2, tok, evaluateHeldout: false });
+    // A step re-run after a crash appends its episodes again: the later copy wins.
+    const first = fs.readFileSync(path.join(dir, 'episodes.jsonl'), 'utf8').split('\n')[0];
+    fs.appendFileSync(
+      path.join(dir, 'episodes.jsonl'),
+      `${JSON.stringify({ ...JSON.parse(first), reward: 0.5 })}\n`,
+    );
+    const again = readEpisodes(dir);
+    assert.equal(again.length, 16);
+    assert.equal(again[0].reward, 0.5);
     fs.appendFileSync(path.join(dir, 'history.jsonl'), '{"step": 2, "episodes": 8, "pass_ra');
     fs.appendFileSync(path.join(dir, 'episodes.jsonl'), '{"v": 1, "ids": [1, 2');
     const run = readRun(dir);

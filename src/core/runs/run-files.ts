@@ -166,7 +166,17 @@ export function readEpisodes(
   opts: { step?: number; warnings?: string[] } = {},
 ): TrajectoryJSON[] {
   const warnings = opts.warnings ?? [];
-  const all = readJsonl(path.join(dir, 'episodes.jsonl'), validateTrajectoryJSON, warnings);
+  const lines = readJsonl(path.join(dir, 'episodes.jsonl'), validateTrajectoryJSON, warnings);
+  // A step re-run after a crash (a resumed run) appends its episodes again: the later copy wins.
+  const byKey = new Map<string, TrajectoryJSON>();
+  lines.forEach((e, i) => {
+    const key = e.step !== undefined && e.index !== undefined ? `${e.step}:${e.index}` : `line ${i}`;
+    byKey.delete(key);
+    byKey.set(key, e);
+  });
+  const all = [...byKey.values()].sort(
+    (a, b) => (a.step ?? 0) - (b.step ?? 0) || (a.index ?? 0) - (b.index ?? 0),
+  );
   return opts.step === undefined ? all : all.filter((e) => e.step === opts.step);
 }
 

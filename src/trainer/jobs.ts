@@ -17,7 +17,7 @@ import { buildTokenizer } from '../core/gym/tokenizer.js';
 import { policyLabel } from '../core/inspector-protocol.js';
 import type { Job, JobKind, JobResults } from '../core/protocol.js';
 import { runRecipe } from '../core/recipes/index.js';
-import { makeRLConfig } from '../core/rl/config.js';
+import { makeRLConfig, type RLConfig } from '../core/rl/config.js';
 import { maskCheck } from '../core/rl/mask-check.js';
 import { sampleModelRun } from '../core/runs/sample-model.js';
 import { sampleScriptedRun } from '../core/runs/sample-scripted.js';
@@ -126,32 +126,7 @@ export const jobs: JobRegistry = {
     const label = policyLabel(job.policy).replace(/[^\w.-]+/g, '-');
     const runDir = job.name ? path.join(job.runsDir, job.name) : freshRunDir(job.runsDir, `retrain-${label}`);
     ctx.log(`retraining ${runDir} for ${job.steps} steps under ${policyLabel(job.policy)}`);
-    let announced = false;
-    const res = await trainRun({
-      runDir,
-      cfg,
-      steps: job.steps,
-      from: 'base',
-      tok,
-      shouldStop: () => ctx.cancelled,
-      onStep: (r, total) => {
-        if (!announced) {
-          ctx.runCreated(runDir);
-          announced = true;
-        }
-        ctx.progress(
-          r.step + 1,
-          total,
-          `step ${r.step + 1}/${total}: pass ${r.pass_rate.toFixed(2)}, turns ${r.turns.toFixed(2)}, reward ${r.reward.toFixed(3)}`,
-        );
-      },
-    });
-    return {
-      runDir,
-      steps: res.history.length,
-      episodes: res.history.reduce((a, h) => a + h.episodes, 0),
-      complete: res.complete,
-    };
+    return runTraining(ctx, runDir, cfg, job.steps, 'base');
   },
   async creditTable(job) {
     return creditTableJob(job, tok);
@@ -175,36 +150,7 @@ export const jobs: JobRegistry = {
     const cfg = makeRLConfig(fields, 'config');
     const runDir = path.join(job.runsDir, job.name ?? path.basename(freshRunDir(job.runsDir, 'train')));
     ctx.log(`training ${runDir} for ${steps} steps from ${from} on ${ctx.backend.detail}`);
-    let announced = false;
-    const res = await trainRun({
-      runDir,
-      cfg,
-      steps,
-      from,
-      tok,
-      shouldStop: () => ctx.cancelled,
-      onStep: (r, total) => {
-        if (!announced) {
-          ctx.runCreated(runDir);
-          announced = true;
-        }
-        ctx.progress(
-          r.step + 1,
-          total,
-          `step ${r.step + 1}/${total}: pass ${r.pass_rate.toFixed(2)}, reads ${r.reads.toFixed(2)}, tests ${r.tests.toFixed(2)}, turns ${r.turns.toFixed(2)}, reward ${r.reward.toFixed(3)} (${(r.sample_s + r.update_s).toFixed(1)}s)`,
-        );
-      },
-    });
-    if (res.heldout)
-      ctx.log(
-        `held-out: pass ${res.heldout.pass_rate.toFixed(3)}, reads ${res.heldout.reads.toFixed(2)}, tests ${res.heldout.tests.toFixed(2)}, turns ${res.heldout.turns.toFixed(2)}`,
-      );
-    return {
-      runDir,
-      steps: res.history.length,
-      episodes: res.history.reduce((a, h) => a + h.episodes, 0),
-      complete: res.complete,
-    };
+    return runTraining(ctx, runDir, cfg, steps, from);
   },
   async sampleModel(job, ctx) {
     return sampleModelRun(
@@ -228,6 +174,46 @@ export const jobs: JobRegistry = {
     );
   },
 };
+
+/** A training run for a job: announces the run folder at its first step, reports every step. */
+async function runTraining(
+  ctx: JobContext,
+  runDir: string,
+  cfg: RLConfig,
+  steps: number,
+  from: string,
+): Promise<JobResults['train']> {
+  let announced = false;
+  const res = await trainRun({
+    runDir,
+    cfg,
+    steps,
+    from,
+    tok,
+    shouldStop: () => ctx.cancelled,
+    onStep: (r, total) => {
+      if (!announced) {
+        ctx.runCreated(runDir);
+        announced = true;
+      }
+      ctx.progress(
+        r.step + 1,
+        total,
+        `step ${r.step + 1}/${total}: pass ${r.pass_rate.toFixed(2)}, reads ${r.reads.toFixed(2)}, tests ${r.tests.toFixed(2)}, turns ${r.turns.toFixed(2)}, reward ${r.reward.toFixed(3)} (${(r.sample_s + r.update_s).toFixed(1)}s)`,
+      );
+    },
+  });
+  if (res.heldout)
+    ctx.log(
+      `held-out: pass ${res.heldout.pass_rate.toFixed(3)}, reads ${res.heldout.reads.toFixed(2)}, tests ${res.heldout.tests.toFixed(2)}, turns ${res.heldout.turns.toFixed(2)}`,
+    );
+  return {
+    runDir,
+    steps: res.history.length,
+    episodes: res.history.reduce((a, h) => a + h.episodes, 0),
+    complete: res.complete,
+  };
+}
 
 /** Register (or replace) the handler of a job kind. */
 export function registerJob<K extends JobKind>(kind: K, handler: JobHandler<K>): void {

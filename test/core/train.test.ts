@@ -3,17 +3,25 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { before, describe, it } from 'node:test';
+import * as tf from '@tensorflow/tfjs-core';
 import {
+  baseCheckpointDir,
   behaviorStats,
   buildTokenizer,
   ConfigError,
+  collate,
   computeAdvantages,
+  contextRolloutBatch,
+  episodeGroups,
   initBackend,
   loadCheckpoint,
+  makeEnv,
   makeRLConfig,
   makeTasks,
+  Rng,
   readEpisodes,
   readRun,
+  rlUpdate,
   type Trajectory,
   trainRun,
 } from '../../src/core/index.js';
@@ -236,5 +244,69 @@ describe('training runs', () => {
     assert.equal(res.complete, true);
     assert.ok(res.history[0].updates > 0);
     assert.deepEqual(readRun(dir).meta.config.contextPolicy, { kind: 'keepObs', k: 1 });
+  });
+
+  it('a per-call update (full context, 4 minibatches of whole episodes) equals the whole-episode update', () => {
+    const tasks = makeTasks('train').slice(0, 16);
+    const cfg = makeRLConfig({ minibatchSize: 4, epochs: 1 });
+    const weights = (perCall: boolean) => {
+      const policy = loadCheckpoint(baseCheckpointDir(), tok);
+      const { trajs, samples } = contextRolloutBatch(
+        policy,
+        tasks.map(() => makeEnv()),
+        tasks,
+        tok,
+        { kind: 'full' },
+        new Rng(3),
+      );
+      const adv = trajs.map((t, i) => (t.info.reads > 0 ? 1 : -1) * (1 + (i % 3)));
+      const opt = tf.train.sgd(0.5); // plain SGD: Adam would magnify float noise in near-zero gradients
+      if (perCall)
+        rlUpdate(
+          policy,
+          opt,
+          collate(
+            samples.map((s) => s.traj),
+            tok.padId,
+          ),
+          samples.map((s) => adv[s.episode]),
+          cfg,
+          new Rng(4),
+          samples.map((s) => s.episode),
+        );
+      else rlUpdate(policy, opt, collate(trajs, tok.padId), adv, cfg, new Rng(4));
+      opt.dispose();
+      const w = policy.variables().map((v) => Array.from(v.dataSync()));
+      policy.dispose();
+      return { w, calls: samples.length };
+    };
+    const whole = weights(false);
+    const calls = weights(true);
+    assert.ok(calls.calls > 16, 'more calls than episodes');
+    let maxDiff = 0;
+    let moved = 0;
+    const before = loadCheckpoint(baseCheckpointDir(), tok);
+    const w0 = before.variables().map((v) => Array.from(v.dataSync()));
+    before.dispose();
+    for (const [i, a] of whole.w.entries())
+      for (const [j, x] of a.entries()) {
+        maxDiff = Math.max(maxDiff, Math.abs(x - calls.w[i][j]));
+        moved = Math.max(moved, Math.abs(x - w0[i][j]));
+      }
+    assert.ok(moved > 1e-4, `the update moves the weights (${moved})`);
+    assert.ok(maxDiff < 1e-3 * moved, `per-call and whole-episode updates agree (max diff ${maxDiff})`);
+  });
+});
+
+describe('episodeGroups', () => {
+  it('keeps the calls of an episode together and orders episodes by their longest row', () => {
+    const lengths = [9, 5, 20, 7, 3, 12];
+    const episodeOf = [0, 0, 1, 2, 2, 2];
+    assert.deepEqual(episodeGroups(lengths, episodeOf), [[0, 1], [3, 4, 5], [2]]);
+    assert.deepEqual(
+      episodeGroups([4, 2, 4, 1]),
+      [[3], [1], [0], [2]],
+      'untagged rows: by length, then index',
+    );
   });
 });

@@ -8,7 +8,7 @@ import type { ContextPolicy } from '../context/policy.js';
 import { type CallSample, contextRolloutBatch } from '../context/rollout.js';
 import type { Env } from '../gym/env.js';
 import { makeEnv } from '../gym/env.js';
-import { type Batch, type Trajectory } from '../gym/episode.js';
+import type { Batch, Trajectory } from '../gym/episode.js';
 import { randomizeNames, type Task } from '../gym/tasks.js';
 import type { Tokenizer } from '../gym/tokenizer.js';
 import { rolloutBatch } from '../model/sampler.js';
@@ -144,7 +144,10 @@ function subBatch(batch: Batch, rows: readonly number[], advantages: readonly (n
  * One PPO-clipped update on a batch: loss = -min(ratio * A, clip(ratio) * A) on masked tokens,
  * aggregated by cfg.lossMode. `advantages` is one number per episode or one per predicted position.
  * Minibatches are length buckets (episodes sorted by length, chunked, chunks in random order), so
- * short episodes are not padded to the longest one.
+ * short episodes are not padded to the longest one. With `episodeOf` (the episode of each row, for
+ * per-call samples under a context policy) a minibatch holds whole episodes: `cfg.minibatchSize`
+ * episodes with all their calls, so each step takes as many gradient steps as the whole-episode
+ * update and every minibatch mixes all the decisions of its episodes, as the whole-episode one does.
  */
 export function rlUpdate(
   policy: TinyAgent,
@@ -153,11 +156,14 @@ export function rlUpdate(
   advantages: readonly (number | number[])[],
   cfg: RLConfig,
   rng: Rng,
+  episodeOf?: readonly number[],
 ): UpdateStats {
   const B = batch.ids.length;
   if (advantages.length !== B) throw new Error(`rlUpdate: ${advantages.length} advantages for ${B} episodes`);
+  if (episodeOf && episodeOf.length !== B)
+    throw new Error(`rlUpdate: ${episodeOf.length} episode tags for ${B} rows`);
   const vars = policy.variables();
-  const order = batch.lengths.map((_, i) => i).sort((a, b) => batch.lengths[a] - batch.lengths[b] || a - b);
+  const groups = episodeGroups(batch.lengths, episodeOf);
   const stats = {
     loss: 0,
     clip_frac: 0,
@@ -171,7 +177,8 @@ export function rlUpdate(
   let stop = false;
   for (let epoch = 0; epoch < cfg.epochs && !stop; epoch++) {
     const chunks: number[][] = [];
-    for (let i = 0; i < B; i += cfg.minibatchSize) chunks.push(order.slice(i, i + cfg.minibatchSize));
+    for (let i = 0; i < groups.length; i += cfg.minibatchSize)
+      chunks.push(groups.slice(i, i + cfg.minibatchSize).flat());
     for (const rows of rng.shuffle(chunks)) {
       if (stop) break;
       const mb = subBatch(batch, rows, advantages);
@@ -243,6 +250,23 @@ export function rlUpdate(
     updates: stats.updates,
     stopped_early: stats.stopped_early,
   };
+}
+
+/**
+ * Rows grouped by episode (each row its own episode without tags), groups sorted by their longest
+ * row, then by first row: the length buckets of `rlUpdate`.
+ */
+export function episodeGroups(lengths: readonly number[], episodeOf?: readonly number[]): number[][] {
+  const byEpisode = new Map<number, number[]>();
+  lengths.forEach((_, i) => {
+    const e = episodeOf ? episodeOf[i] : i;
+    const rows = byEpisode.get(e);
+    if (rows) rows.push(i);
+    else byEpisode.set(e, [i]);
+  });
+  const groups = [...byEpisode.values()];
+  const longest = (g: number[]) => Math.max(...g.map((i) => lengths[i]));
+  return groups.sort((a, b) => longest(a) - longest(b) || a[0] - b[0]);
 }
 
 /** Scale gradients in place to a global norm of at most maxNorm (0: no clipping); returns the norm before. */

@@ -103,15 +103,15 @@ export async function trainRl(
         samples.map((s) => s.traj),
         tok.padId,
       );
-      // As many gradient steps as the whole-episode update would take: minibatches scale with the calls.
-      const perCall = { ...c, minibatchSize: Math.ceil((samples.length * c.minibatchSize) / trajs.length) };
+      // Minibatches of whole episodes (all their calls): as many gradient steps as the episode update.
       upd = rlUpdate(
         policy,
         opt,
         batch,
         samples.map((s) => adv[s.episode]),
-        perCall,
+        c,
         rng,
+        samples.map((s) => s.episode),
       );
     } else upd = rlUpdate(policy, opt, collate(trajs, tok.padId), adv, c, rng);
     const t2 = performance.now();

@@ -16,6 +16,8 @@ export interface OptionSpec {
   choices?: readonly string[];
   /** Smallest allowed value (int and number options). */
   min?: number;
+  /** Largest allowed value (int and number options). */
+  max?: number;
   /** A placeholder for the help text, for example `N`. */
   metavar?: string;
 }
@@ -106,6 +108,8 @@ function convert(flag: string, spec: OptionSpec, value: string): string | number
     throw new UsageError(`--${flag} must be an integer, got '${value}'`);
   if (spec.min !== undefined && n < spec.min)
     throw new UsageError(`--${flag} must be at least ${spec.min}, got ${n}`);
+  if (spec.max !== undefined && n > spec.max)
+    throw new UsageError(`--${flag} must be at most ${spec.max}, got ${n}`);
   return n;
 }
 

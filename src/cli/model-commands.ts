@@ -56,6 +56,13 @@ export const makeBaseCommand: Command = {
       min: 0,
       help: 'code-knowledge documents (source, then the op that fixes it) mixed in',
     },
+    'single-turn-share': {
+      type: 'number',
+      default: BASE_DEFAULTS.singleTurnShare,
+      min: 0,
+      max: 1,
+      help: 'share of the scripted episodes in the single-turn format (the prompt carries the source)',
+    },
     calibrate: {
       type: 'int',
       default: 640,
@@ -74,6 +81,7 @@ export const makeBaseCommand: Command = {
       steps,
       episodes: o.episodes as number,
       knowledge: o.knowledge as number,
+      singleTurnShare: o['single-turn-share'] as number,
       onStep: (step, loss) => {
         if (step % 50 === 0 || step === steps - 1)
           process.stderr.write(
@@ -94,6 +102,7 @@ export const makeBaseCommand: Command = {
       steps,
       episodes: o.episodes,
       knowledge: o.knowledge,
+      singleTurnShare: o['single-turn-share'],
       backend: detail,
       seconds: Math.round((performance.now() - t0) / 1000),
       calibration: { episodes: trajs.length, ...stats, policy_share: share },

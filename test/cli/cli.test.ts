@@ -56,6 +56,9 @@ describe('episode-lab CLI', () => {
     assert.match(r.err, /--task 99 is out of range: the train split has tasks 0 to 19/);
     r = cli(['gym', '--seed', 'x']);
     assert.match(r.err, /--seed must be a number, got 'x'/);
+    r = cli(['make-base', '--single-turn-share', '1.5']);
+    assert.equal(r.code, 2);
+    assert.match(r.err, /--single-turn-share must be at most 1, got 1.5/);
     r = cli(['gmy']);
     assert.equal(r.code, 2);
     assert.match(r.err, /unknown command 'gmy' \(did you mean 'gym'\?\)/);

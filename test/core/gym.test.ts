@@ -26,6 +26,7 @@ import {
   runCase,
   runScripted,
   type StopReason,
+  scriptedCorpus,
   singleTurn,
   type Task,
   templateNames,
@@ -125,10 +126,14 @@ describe('tasks', () => {
       const n = compactSource(t.source).split(' ').length;
       assert.ok(n >= 15 && n <= 38, `${t.id}: ${n} tokens`);
       const s = singleTurn(t);
-      assert.equal(s.issue, `${t.issue}\n${compactSource(t.source)}`);
+      assert.equal(s.issue, `${compactSource(t.source)}\n${t.issue}`);
       assert.equal(singleTurn(s), s);
       const r = randomizeNames(s, new Rng(1));
-      assert.ok(r.issue.endsWith(`\n${compactSource(r.source)}`), 'renaming keeps the source in the prompt');
+      assert.ok(
+        r.issue.startsWith(`${compactSource(r.source)}\n`),
+        'renaming keeps the source in the prompt',
+      );
+      assert.ok(r.issue.endsWith(`\n${randomizeNames(t, new Rng(1)).issue}`), 'and ends it with the issue');
     }
   });
 });
@@ -364,6 +369,51 @@ describe('episodes and trajectories', () => {
       }
     const rate = passed / n;
     assert.ok(rate >= 0.15 && rate <= 0.25, `blind pass rate ${rate}`);
+  });
+
+  it('the uninformed habits: pass 0.10 to 0.20, reading neutral, and reading rarely fits in 3 turns', () => {
+    const train = makeTasks('train');
+    const habits = (maxTurns: number) => {
+      const rng = new Rng(5);
+      const n = { read: 0, readPass: 0, noRead: 0, noReadPass: 0, readFits: 0, turns: 0 };
+      for (let i = 0; i < 4000; i++) {
+        const { info } = runScripted(
+          uninformed,
+          makeEnv({ maxTurns }),
+          randomizeNames(train[i % 20], rng),
+          tok,
+          rng,
+        );
+        n.turns += info.n_turns / 4000;
+        if (info.reads > 0) {
+          n.read++;
+          n.readPass += info.hidden_pass ? 1 : 0;
+          n.readFits += info.submitted && info.edits > 0 ? 1 : 0;
+        } else {
+          n.noRead++;
+          n.noReadPass += info.hidden_pass ? 1 : 0;
+        }
+      }
+      return n;
+    };
+    const six = habits(6);
+    const pass = (six.readPass + six.noReadPass) / 4000;
+    assert.ok(pass >= 0.1 && pass <= 0.2, `pass ${pass}`);
+    assert.ok(six.turns >= 3 && six.turns <= 4, `turns ${six.turns}`);
+    assert.ok(six.read / 4000 > 0.25, 'it reads sometimes');
+    const gap = six.readPass / six.read - six.noReadPass / six.noRead;
+    assert.ok(Math.abs(gap) < 0.03, `reading does not change the outcome (${gap})`);
+    assert.ok(six.readFits / six.read > 0.7, 'at max_turns 6 most reading episodes edit and submit');
+    const three = habits(3);
+    assert.ok(three.readFits / three.read < 0.2, `at max_turns 3 few do (${three.readFits / three.read})`);
+  });
+
+  it('the base corpus mixes in the single-turn format at the share asked', () => {
+    const corpus = scriptedCorpus(makeTasks('train'), tok, 800, 3, 6, 0.125);
+    const single = corpus.filter((t) => t.info.single_turn);
+    assert.ok(single.length > 70 && single.length < 130, `${single.length} single-turn episodes of 800`);
+    for (const t of single) assert.equal(t.info.n_turns, 1);
+    assert.equal(scriptedCorpus(makeTasks('train'), tok, 200, 3).filter((t) => t.info.single_turn).length, 0);
   });
 
   it('the malformed policy makes every invalid call and still ends', () => {

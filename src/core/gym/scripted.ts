@@ -87,21 +87,28 @@ export const uninformed: ScriptedPolicy = {
     if (rng.float() < 0.02)
       return rng.choice([call('edit'), call('fix'), call('edit', 'ok'), call('read', 'read')]);
     const tools = toolsSoFar(ep);
-    const edited = tools.includes('edit');
     const u = rng.float();
-    if (!edited) {
-      // Reading is neutral for the outcome here: after a read the policy edits as often as without one.
-      if (ep.nCalls === 0)
-        return u < 0.45
+    if (!tools.includes('edit')) {
+      // A careful habit: it usually runs the tests before it reads, so a read tends to come late
+      // (an episode that reads takes 4 turns or more). Reading is neutral for the outcome: after
+      // a read it edits as often as without one, with an operation drawn independently of it.
+      if (tools.includes('read'))
+        return u < 0.22 ? call('test') : u < 0.93 ? call('edit', rng.choice(OPS)) : call('submit');
+      if (tools.includes('test'))
+        return u < 0.6
           ? call('read')
-          : u < 0.6
+          : u < 0.64
             ? call('test')
-            : u < 0.92
+            : u < 0.94
               ? call('edit', rng.choice(OPS))
               : call('submit');
-      if (u < 0.25) return call('test');
-      if (u < 0.92) return call('edit', rng.choice(OPS));
-      return call('submit');
+      return u < 0.4
+        ? call('test')
+        : u < 0.52
+          ? call('read')
+          : u < 0.92
+            ? call('edit', rng.choice(OPS))
+            : call('submit');
     }
     if (u < 0.4) return call('test');
     return call('submit');

@@ -480,15 +480,20 @@ export function randomizeNames(task: Task, rng: Rng): Task {
     ...task,
     fname: newF,
     source,
-    issue: single ? `${issue}\n${compactSource(source)}` : issue,
+    issue: single ? `${compactSource(source)}\n${issue}` : issue,
     identifiers: task.identifiers.map((x) => map.get(x) ?? x),
   };
 }
 
-/** A copy of the task whose prompt carries the source: `issue + "\n" + compactSource(source)`. */
+/**
+ * A copy of the task whose prompt carries the source: `compactSource(source) + "\n" + issue`. The
+ * source comes first, so that both formats end their prompt with the issue and the first token
+ * tells them apart: a model cannot take the end of a multi-turn prompt for the middle of a
+ * single-turn one.
+ */
 export function singleTurn(task: Task): Task {
   if (task.issue.includes('\n')) return task;
-  return { ...task, issue: `${task.issue}\n${compactSource(task.source)}` };
+  return { ...task, issue: `${compactSource(task.source)}\n${task.issue}` };
 }
 
 /** True for a single-turn copy of a task (its prompt carries the source). */

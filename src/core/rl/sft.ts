@@ -9,14 +9,18 @@
  * 0.10 to 0.20); RL has to connect the knowledge to the behaviour, the way post-training elicits
  * what a pretrained model knows. Without these documents the 158k model learns the mapping from
  * the RL signal alone too slowly: reading drifts away before the edits become informed (2 of 3
- * seeds failed in our runs).
+ * seeds failed in our runs). An eighth of the scripted episodes come in the single-turn format (the
+ * prompt carries the source, the first call is graded) with the same habits, so that the base
+ * answers such a prompt with a call at all (section 12.6); without them it opened a call after a
+ * single-turn prompt with probability 1e-3, and RL could not find the format in 1 seed of 3.
  */
 import * as tf from '@tensorflow/tfjs-core';
 import { makeEnv } from '../gym/env.js';
 import { OWNER, padRows, type Trajectory } from '../gym/episode.js';
 import { runScripted, uninformed } from '../gym/scripted.js';
-import { compactSource, randomizeNames, type Task } from '../gym/tasks.js';
+import { compactSource, randomizeNames, singleTurn, type Task } from '../gym/tasks.js';
 import type { Tokenizer } from '../gym/tokenizer.js';
+import { MixedTurnEnv } from '../gym/variants.js';
 import { defaultModelConfig, TinyAgent } from '../model/tinyagent.js';
 import { Rng } from '../rng.js';
 import { clipGradients } from './grpo.js';
@@ -28,6 +32,11 @@ export interface BaseOptions {
   episodes?: number;
   /** Code-knowledge documents (a source, a newline, the operation that fixes it) mixed in. */
   knowledge?: number;
+  /**
+   * Share of the scripted episodes given in the single-turn format (the prompt carries the source
+   * and the first call is graded), so that the base has seen both formats, with the same habits.
+   */
+  singleTurnShare?: number;
   steps?: number;
   batchSize?: number;
   lr?: number;
@@ -42,24 +51,33 @@ export const BASE_DEFAULTS = {
   seed: 0,
   episodes: 4096,
   knowledge: 2048,
+  singleTurnShare: 0.125,
   steps: 300,
   batchSize: 64,
   lr: 3e-3,
   maxTurns: 6,
 };
 
-/** Scripted uninformed episodes on renamed training tasks. */
+/**
+ * Scripted uninformed episodes on renamed training tasks; a `singleTurnShare` of them (drawn at
+ * random) are the task's single-turn copy, played under `MixedTurnEnv`.
+ */
 export function scriptedCorpus(
   tasks: readonly Task[],
   tok: Tokenizer,
   n: number,
   seed: number,
   maxTurns = 6,
+  singleTurnShare = 0,
 ): Trajectory[] {
   const rng = new Rng(seed);
-  return Array.from({ length: n }, (_, i) =>
-    runScripted(uninformed, makeEnv({ maxTurns }), randomizeNames(tasks[i % tasks.length], rng), tok, rng),
-  );
+  const pick = new Rng(seed + 101);
+  return Array.from({ length: n }, (_, i) => {
+    const task = randomizeNames(tasks[i % tasks.length], rng);
+    if (pick.float() >= singleTurnShare)
+      return runScripted(uninformed, makeEnv({ maxTurns }), task, tok, rng);
+    return runScripted(uninformed, new MixedTurnEnv(maxTurns), singleTurn(task), tok, rng);
+  });
 }
 
 /** Train the RL base agent (the chapter's `make_rl_base`); deterministic for the seed. */
@@ -71,6 +89,7 @@ export function makeRlBase(tok: Tokenizer, tasks: readonly Task[], opts: BaseOpt
     o.episodes,
     o.seed + 1,
     o.maxTurns,
+    o.singleTurnShare,
   );
   corpus.push(...knowledgeCorpus(tasks, tok, o.knowledge, o.seed + 3));
   const model = TinyAgent.create(defaultModelConfig(tok.size), o.seed);

@@ -13,7 +13,11 @@ export interface RLConfig {
   reward: RewardSpec;
   /** Adam learning rate of the policy. */
   lr: number;
-  /** Tasks per training step; each is repeated groupSize times. */
+  /**
+   * Tasks per training step; each is repeated groupSize times. The default, 20, is every training
+   * task at every step (160 episodes): with 16, reading (neutral for the base until its edits
+   * become informed) drifted away in 2 of 5 seeds before it paid; with 20, in none of 4.
+   */
   promptsPerStep: number;
   groupSize: number;
   temperature: number;
@@ -45,7 +49,7 @@ export const DEFAULT_RL_CONFIG: RLConfig = {
   maxTurns: 6,
   reward: makeReward('hidden'),
   lr: 1e-3,
-  promptsPerStep: 16,
+  promptsPerStep: 20,
   groupSize: 8,
   temperature: 1,
   maxEdits: 1,

@@ -9,6 +9,8 @@ import {
   CheckpointError,
   collate,
   contextRolloutBatch,
+  criticStep,
+  criticValuesOf,
   defaultModelConfig,
   evaluate,
   initBackend,
@@ -21,6 +23,7 @@ import {
   makeTasks,
   Rng,
   randomizeNames,
+  returnsToGo,
   rlUpdate,
   rolloutBatch,
   saveCheckpoint,
@@ -170,6 +173,57 @@ describe('TinyAgent', () => {
     assert.equal(v[0].length, 4);
     assert.throws(() => critic.logits(tf.tensor2d([[1]], undefined, 'int32')), /critic/);
     critic.dispose();
+  });
+  it('the critic in chunks: the same values and the same regression step as the whole batch', () => {
+    const episodes = rolloutBatch(
+      model,
+      batchTasks(12, 4).map(() => makeEnv()),
+      batchTasks(12, 4),
+      tok,
+      new Rng(4),
+    );
+    const batch = collate(episodes, tok.padId);
+    const returns = returnsToGo(
+      episodes.map((t, b) =>
+        batch.actionMask[b].map((m, i) => (m && i === t.ids.length - 2 ? 1 - (b % 3) : 0)),
+      ),
+      batch.actionMask,
+    );
+    const step = (chunk: number) => {
+      const critic = makeCritic(model);
+      const values = criticValuesOf(critic, batch, tok.padId, chunk);
+      const opt = tf.train.sgd(0.5);
+      const loss = criticStep(critic, opt, batch.ids, values, returns, batch.actionMask, null, chunk);
+      const w = critic.variables().map((v) => Array.from(v.dataSync()));
+      opt.dispose();
+      critic.dispose();
+      return { values, loss, w };
+    };
+    const whole = step(1000);
+    const chunked = step(5);
+    const before = makeCritic(model);
+    const w0 = before.variables().map((v) => Array.from(v.dataSync()));
+    before.dispose();
+    let dv = 0;
+    batch.actionMask.forEach((row, b) =>
+      row.forEach((m, i) => {
+        if (m) dv = Math.max(dv, Math.abs(whole.values[b][i] - chunked.values[b][i]));
+      }),
+    );
+    assert.ok(dv < 1e-5, `values agree on policy positions (${dv})`);
+    assert.ok(
+      Math.abs(whole.loss - chunked.loss) < 1e-5 * Math.max(1, whole.loss),
+      `${whole.loss} vs ${chunked.loss}`,
+    );
+    let dw = 0;
+    let moved = 0;
+    for (const [i, a] of whole.w.entries())
+      for (const [j, x] of a.entries()) {
+        dw = Math.max(dw, Math.abs(x - chunked.w[i][j]));
+        moved = Math.max(moved, Math.abs(x - w0[i][j]));
+      }
+    assert.ok(moved > 1e-4, `the step moves the critic (${moved})`);
+    assert.ok(dw < 1e-3 * moved, `chunked and whole steps agree (${dw} of ${moved})`);
   });
 });
 

@@ -30,12 +30,56 @@ export function criticValues(critic: TinyAgent, ids: tf.Tensor2D): tf.Tensor2D {
   });
 }
 
-/** criticValues on a collated batch, as arrays. */
-export function criticValuesOf(critic: TinyAgent, batch: Batch): number[][] {
-  return tf.tidy(() => criticValues(critic, tf.tensor2d(batch.ids, undefined, 'int32')).arraySync());
+/** Rows per forward or backward pass of the critic: a whole batch at once can exhaust wasm memory. */
+export const CRITIC_CHUNK = 32;
+
+/** Row chunks of at most `size` rows, rows sorted by length (so a chunk is padded little). */
+function rowChunks(lengths: readonly number[], size: number): number[][] {
+  const order = lengths.map((_, i) => i).sort((a, b) => lengths[a] - lengths[b] || a - b);
+  const chunks: number[][] = [];
+  for (let i = 0; i < order.length; i += size) chunks.push(order.slice(i, i + size));
+  return chunks;
 }
 
-/** One regression step of the critic on (returns) over masked positions; returns the loss. */
+/** Length of a padded row without its trailing padding. */
+function rowLength(row: readonly number[], padId: number): number {
+  let n = row.length;
+  while (n > 1 && row[n - 1] === padId) n--;
+  return n;
+}
+
+/** criticValues on a collated batch, as arrays (computed in chunks of CRITIC_CHUNK rows). */
+export function criticValuesOf(critic: TinyAgent, batch: Batch, padId = 0, chunk = CRITIC_CHUNK): number[][] {
+  const T = batch.ids[0]?.length ?? 0;
+  const out: number[][] = new Array(batch.ids.length);
+  for (const rows of rowChunks(
+    batch.ids.map((r) => rowLength(r, padId)),
+    chunk,
+  )) {
+    const Tc = Math.max(2, ...rows.map((i) => rowLength(batch.ids[i], padId)));
+    const v = tf.tidy(() =>
+      criticValues(
+        critic,
+        tf.tensor2d(
+          rows.map((i) => batch.ids[i].slice(0, Tc)),
+          undefined,
+          'int32',
+        ),
+      ).arraySync(),
+    );
+    rows.forEach((i, j) => {
+      out[i] = [...v[j], ...new Array(T - Tc).fill(0)];
+    });
+  }
+  return out;
+}
+
+/**
+ * One regression step of the critic on (returns) over masked positions; returns the loss. The
+ * gradient is accumulated over chunks of CRITIC_CHUNK rows (each cut after its last masked
+ * position, which a causal model's earlier values do not depend on), weighted by their share of
+ * the masked positions: the same loss and gradient as the whole batch at once, in bounded memory.
+ */
 export function criticStep(
   critic: TinyAgent,
   opt: tf.Optimizer,
@@ -44,20 +88,51 @@ export function criticStep(
   returns: number[][],
   mask: number[][],
   clip: number | null = null,
+  chunk = CRITIC_CHUNK,
 ): number {
-  return tf.tidy(() => {
-    const idsT = tf.tensor2d(ids, undefined, 'int32');
-    const old = tf.tensor2d(oldValues);
-    const ret = tf.tensor2d(returns);
-    const m = tf.tensor2d(mask);
-    const { value, grads } = tf.variableGrads(
-      () => valueLoss(criticValues(critic, idsT), old, ret, m, clip),
-      critic.variables(),
-    );
-    clipGradients(grads, 1);
-    opt.applyGradients(grads as unknown as Record<string, tf.Variable>);
-    return value.dataSync()[0];
-  });
+  const lastMasked = mask.map((r) => r.lastIndexOf(1));
+  const total = lastMasked.reduce((a, _, i) => a + mask[i].reduce((p, q) => p + q, 0), 0);
+  if (total === 0) return 0;
+  const vars = critic.variables();
+  let acc: tf.NamedTensorMap | null = null;
+  let loss = 0;
+  for (const rows of rowChunks(
+    lastMasked.map((l) => l + 2),
+    chunk,
+  )) {
+    const Tc = Math.max(2, ...rows.map((i) => lastMasked[i] + 2));
+    const cut = (a: number[][], n: number) => rows.map((i) => a[i].slice(0, n));
+    const m = cut(mask, Tc - 1);
+    const share = m.reduce((a, r) => a + r.reduce((p, q) => p + q, 0), 0) / total;
+    if (share === 0) continue;
+    const { value, grads } = tf.tidy(() => {
+      const idsT = tf.tensor2d(cut(ids, Tc), undefined, 'int32');
+      const old = tf.tensor2d(cut(oldValues, Tc - 1));
+      const ret = tf.tensor2d(cut(returns, Tc - 1));
+      const mT = tf.tensor2d(m);
+      return tf.variableGrads(
+        () => tf.mul(share, valueLoss(criticValues(critic, idsT), old, ret, mT, clip)) as tf.Scalar,
+        vars,
+      );
+    });
+    loss += value.dataSync()[0];
+    value.dispose();
+    if (acc === null) acc = grads;
+    else {
+      const prev: tf.NamedTensorMap = acc;
+      acc = Object.fromEntries(Object.keys(prev).map((k) => [k, tf.add(prev[k], grads[k])]));
+      tf.dispose([...Object.values(prev), ...Object.values(grads)]);
+    }
+  }
+  if (acc !== null) {
+    const g = acc;
+    tf.tidy(() => {
+      clipGradients(g, 1);
+      opt.applyGradients(g as unknown as Record<string, tf.Variable>);
+    });
+    tf.dispose(Object.values(g));
+  }
+  return loss;
 }
 
 export interface WarmOptions {

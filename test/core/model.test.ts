@@ -205,11 +205,9 @@ describe('TinyAgent', () => {
     const w0 = before.variables().map((v) => Array.from(v.dataSync()));
     before.dispose();
     let dv = 0;
-    batch.actionMask.forEach((row, b) =>
-      row.forEach((m, i) => {
+    for (const [b, row] of batch.actionMask.entries())
+      for (const [i, m] of row.entries())
         if (m) dv = Math.max(dv, Math.abs(whole.values[b][i] - chunked.values[b][i]));
-      }),
-    );
     assert.ok(dv < 1e-5, `values agree on policy positions (${dv})`);
     assert.ok(
       Math.abs(whole.loss - chunked.loss) < 1e-5 * Math.max(1, whole.loss),

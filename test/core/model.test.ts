@@ -32,6 +32,7 @@ import {
   Tokenizer,
 } from '../../src/core/index.js';
 import { baseCheckpointDir } from '../../src/core/paths.js';
+import { weightGap, weightsOf } from './weights.js';
 
 const tok = buildTokenizer(makeTasks('all'));
 const train = makeTasks('train');
@@ -191,10 +192,10 @@ describe('TinyAgent', () => {
     );
     const step = (chunk: number) => {
       const critic = makeCritic(model);
-      const values = criticValuesOf(critic, batch, tok.padId, chunk);
+      const values = criticValuesOf(critic, batch, chunk);
       const opt = tf.train.sgd(0.5);
       const loss = criticStep(critic, opt, batch.ids, values, returns, batch.actionMask, null, chunk);
-      const w = critic.variables().map((v) => Array.from(v.dataSync()));
+      const w = weightsOf(critic);
       opt.dispose();
       critic.dispose();
       return { values, loss, w };
@@ -202,7 +203,7 @@ describe('TinyAgent', () => {
     const whole = step(1000);
     const chunked = step(5);
     const before = makeCritic(model);
-    const w0 = before.variables().map((v) => Array.from(v.dataSync()));
+    const w0 = weightsOf(before);
     before.dispose();
     let dv = 0;
     for (const [b, row] of batch.actionMask.entries())
@@ -213,13 +214,7 @@ describe('TinyAgent', () => {
       Math.abs(whole.loss - chunked.loss) < 1e-5 * Math.max(1, whole.loss),
       `${whole.loss} vs ${chunked.loss}`,
     );
-    let dw = 0;
-    let moved = 0;
-    for (const [i, a] of whole.w.entries())
-      for (const [j, x] of a.entries()) {
-        dw = Math.max(dw, Math.abs(x - chunked.w[i][j]));
-        moved = Math.max(moved, Math.abs(x - w0[i][j]));
-      }
+    const { gap: dw, moved } = weightGap(whole.w, chunked.w, w0);
     assert.ok(moved > 1e-4, `the step moves the critic (${moved})`);
     assert.ok(dw < 1e-3 * moved, `chunked and whole steps agree (${dw} of ${moved})`);
   });

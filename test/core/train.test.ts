@@ -26,6 +26,7 @@ import {
   trainRun,
 } from '../../src/core/index.js';
 import { recipe121Mask } from '../../src/core/recipes/s12-1.js';
+import { weightGap, weightsOf } from './weights.js';
 
 const tok = buildTokenizer(makeTasks('all'));
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'el-train-'));
@@ -276,23 +277,16 @@ describe('training runs', () => {
         );
       else rlUpdate(policy, opt, collate(trajs, tok.padId), adv, cfg, new Rng(4));
       opt.dispose();
-      const w = policy.variables().map((v) => Array.from(v.dataSync()));
+      const w = weightsOf(policy);
       policy.dispose();
       return { w, calls: samples.length };
     };
     const whole = weights(false);
     const calls = weights(true);
     assert.ok(calls.calls > 16, 'more calls than episodes');
-    let maxDiff = 0;
-    let moved = 0;
     const before = loadCheckpoint(baseCheckpointDir(), tok);
-    const w0 = before.variables().map((v) => Array.from(v.dataSync()));
+    const { gap: maxDiff, moved } = weightGap(whole.w, calls.w, weightsOf(before));
     before.dispose();
-    for (const [i, a] of whole.w.entries())
-      for (const [j, x] of a.entries()) {
-        maxDiff = Math.max(maxDiff, Math.abs(x - calls.w[i][j]));
-        moved = Math.max(moved, Math.abs(x - w0[i][j]));
-      }
     assert.ok(moved > 1e-4, `the update moves the weights (${moved})`);
     assert.ok(maxDiff < 1e-3 * moved, `per-call and whole-episode updates agree (max diff ${maxDiff})`);
   });

@@ -76,6 +76,38 @@ export const malformed: ScriptedPolicy = {
   },
 };
 
+type Tool = 'read' | 'test' | 'edit' | 'submit';
+
+/**
+ * The uninformed habits, as cumulative shares of the next valid call. A careful habit: it usually
+ * runs the tests before it reads, so a read tends to come late (an episode that reads takes 4 turns
+ * or more). Reading is neutral for the outcome: after a read it edits as often as without one, with
+ * an operation drawn independently of it.
+ */
+const HABITS: Record<'first' | 'afterTest' | 'afterRead' | 'afterEdit', readonly [Tool, number][]> = {
+  first: [
+    ['test', 0.4],
+    ['read', 0.52],
+    ['edit', 0.92],
+    ['submit', 1],
+  ],
+  afterTest: [
+    ['read', 0.6],
+    ['test', 0.64],
+    ['edit', 0.94],
+    ['submit', 1],
+  ],
+  afterRead: [
+    ['test', 0.22],
+    ['edit', 0.93],
+    ['submit', 1],
+  ],
+  afterEdit: [
+    ['test', 0.4],
+    ['submit', 1],
+  ],
+};
+
 /**
  * The supervised behaviour of the RL base agent: format-correct but uninformed. It reads
  * sometimes, tests sometimes, edits with an operation drawn independently of the source, submits
@@ -87,33 +119,22 @@ export const uninformed: ScriptedPolicy = {
     if (rng.float() < 0.02)
       return rng.choice([call('edit'), call('fix'), call('edit', 'ok'), call('read', 'read')]);
     const tools = toolsSoFar(ep);
-    const u = rng.float();
-    if (!tools.includes('edit')) {
-      // A careful habit: it usually runs the tests before it reads, so a read tends to come late
-      // (an episode that reads takes 4 turns or more). Reading is neutral for the outcome: after
-      // a read it edits as often as without one, with an operation drawn independently of it.
-      if (tools.includes('read'))
-        return u < 0.22 ? call('test') : u < 0.93 ? call('edit', rng.choice(OPS)) : call('submit');
-      if (tools.includes('test'))
-        return u < 0.6
-          ? call('read')
-          : u < 0.64
-            ? call('test')
-            : u < 0.94
-              ? call('edit', rng.choice(OPS))
-              : call('submit');
-      return u < 0.4
-        ? call('test')
-        : u < 0.52
-          ? call('read')
-          : u < 0.92
-            ? call('edit', rng.choice(OPS))
-            : call('submit');
-    }
-    if (u < 0.4) return call('test');
-    return call('submit');
+    const shares = tools.includes('edit')
+      ? HABITS.afterEdit
+      : tools.includes('read')
+        ? HABITS.afterRead
+        : tools.includes('test')
+          ? HABITS.afterTest
+          : HABITS.first;
+    const tool = pickTool(rng.float(), shares);
+    return tool === 'edit' ? call('edit', rng.choice(OPS)) : call(tool);
   },
 };
+
+/** The first tool whose cumulative share exceeds u (shares ascending, the last one 1). */
+function pickTool(u: number, shares: readonly [Tool, number][]): Tool {
+  return (shares.find(([, upTo]) => u < upTo) ?? shares[shares.length - 1])[0];
+}
 
 export const SCRIPTED: Record<string, ScriptedPolicy> = { oracle, malformed, uninformed };
 

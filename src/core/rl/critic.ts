@@ -18,7 +18,7 @@ import {
   turnAdvantages,
 } from './advantages.js';
 import type { RLConfig } from './config.js';
-import { clipGradients } from './grpo.js';
+import { clipGradients, episodeGroups } from './grpo.js';
 import type { AdvantageFn } from './train.js';
 import { valueLoss } from './value-loss.js';
 
@@ -33,30 +33,20 @@ export function criticValues(critic: TinyAgent, ids: tf.Tensor2D): tf.Tensor2D {
 /** Rows per forward or backward pass of the critic: a whole batch at once can exhaust wasm memory. */
 export const CRITIC_CHUNK = 32;
 
-/** Row chunks of at most `size` rows, rows sorted by length (so a chunk is padded little). */
+/** Row chunks of at most `size` rows: the length buckets of `rlUpdate`, so a chunk is padded little. */
 function rowChunks(lengths: readonly number[], size: number): number[][] {
-  const order = lengths.map((_, i) => i).sort((a, b) => lengths[a] - lengths[b] || a - b);
+  const order = episodeGroups(lengths).flat();
   const chunks: number[][] = [];
   for (let i = 0; i < order.length; i += size) chunks.push(order.slice(i, i + size));
   return chunks;
 }
 
-/** Length of a padded row without its trailing padding. */
-function rowLength(row: readonly number[], padId: number): number {
-  let n = row.length;
-  while (n > 1 && row[n - 1] === padId) n--;
-  return n;
-}
-
 /** criticValues on a collated batch, as arrays (computed in chunks of CRITIC_CHUNK rows). */
-export function criticValuesOf(critic: TinyAgent, batch: Batch, padId = 0, chunk = CRITIC_CHUNK): number[][] {
+export function criticValuesOf(critic: TinyAgent, batch: Batch, chunk = CRITIC_CHUNK): number[][] {
   const T = batch.ids[0]?.length ?? 0;
   const out: number[][] = new Array(batch.ids.length);
-  for (const rows of rowChunks(
-    batch.ids.map((r) => rowLength(r, padId)),
-    chunk,
-  )) {
-    const Tc = Math.max(2, ...rows.map((i) => rowLength(batch.ids[i], padId)));
+  for (const rows of rowChunks(batch.lengths, chunk)) {
+    const Tc = Math.max(2, ...rows.map((i) => batch.lengths[i]));
     const v = tf.tidy(() =>
       criticValues(
         critic,
@@ -91,7 +81,8 @@ export function criticStep(
   chunk = CRITIC_CHUNK,
 ): number {
   const lastMasked = mask.map((r) => r.lastIndexOf(1));
-  const total = lastMasked.reduce((a, _, i) => a + mask[i].reduce((p, q) => p + q, 0), 0);
+  const count = (rows: number[][]) => rows.reduce((a, r) => a + r.reduce((p, q) => p + q, 0), 0);
+  const total = count(mask);
   if (total === 0) return 0;
   const vars = critic.variables();
   let acc: tf.NamedTensorMap | null = null;
@@ -103,7 +94,7 @@ export function criticStep(
     const Tc = Math.max(2, ...rows.map((i) => lastMasked[i] + 2));
     const cut = (a: number[][], n: number) => rows.map((i) => a[i].slice(0, n));
     const m = cut(mask, Tc - 1);
-    const share = m.reduce((a, r) => a + r.reduce((p, q) => p + q, 0), 0) / total;
+    const share = count(m) / total;
     if (share === 0) continue;
     const { value, grads } = tf.tidy(() => {
       const idsT = tf.tensor2d(cut(ids, Tc), undefined, 'int32');

@@ -9,17 +9,21 @@ import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import {
   buildTokenizer,
+  callTexts,
   type EpisodeInfo,
   initBackend,
   makeEnv,
   makeRLConfig,
   makeTasks,
+  OPS,
+  type Op,
   OWNER,
   Rng,
   randomizeNames,
   readEpisodes,
   readRun,
   runScripted,
+  type ScriptedPolicy,
   type Trajectory,
 } from '../../src/core/index.js';
 import { endedOnLimit } from '../../src/core/recipes/exercises.js';
@@ -39,6 +43,7 @@ import {
   maskedTruncation,
   submitAtOnceCheck,
   submitDip,
+  submitEvidence,
 } from '../../src/core/recipes/s12-7.js';
 import type { StepRecord } from '../../src/core/rl/train.js';
 
@@ -186,6 +191,44 @@ describe('12.5-12.7 helpers on hand-made episodes', () => {
     assert.equal(endedOnLimit(info({ submitted: true, stop: 'submitted' })), false);
   });
 
+  it('callTexts and submitEvidence read the calls and the verdict of the test after the edit', () => {
+    const task = randomizeNames(makeTasks('train')[5], new Rng(4));
+    const wrong = OPS.find((o) => o !== task.kind) as Op;
+    const play = (calls: string[]): ScriptedPolicy => ({
+      name: 'fixed',
+      next: (ep) => `<call> ${calls[Math.min(ep.nCalls, calls.length - 1)]} </call>`,
+    });
+    const run = (calls: string[]) =>
+      runScripted(play(calls), makeEnv({ maxTurns: 6 }), task, tok, new Rng(0));
+    const right = run(['test', `edit ${task.kind}`, 'test', 'submit']);
+    assert.deepEqual(callTexts(right, tok), [
+      { call: '<call> test </call>', obs: 'FAIL' },
+      { call: `<call> edit ${task.kind} </call>`, obs: 'ok' },
+      { call: '<call> test </call>', obs: 'PASS' },
+      { call: '<call> submit </call>', obs: null },
+    ]);
+    const wrongThenSubmit = run([`edit ${wrong}`, 'test', 'submit']);
+    const wrongThenWait = run([`edit ${wrong}`, 'test', 'read']);
+    const blind = run(['test', 'submit']); // tested, but never edited: not a check of an edit
+    const e = submitEvidence([right, wrongThenSubmit, wrongThenWait, blind], tok);
+    assert.equal(wrongThenWait.info.submitted, false);
+    assert.equal(e.edits, 3 / 4);
+    assert.equal(e.editAccuracy, 1 / 3);
+    assert.equal(e.checked, 3 / 4);
+    assert.equal(e.submitAfterPass, 1);
+    assert.equal(e.submitAfterFail, 1 / 2);
+    assert.ok(Number.isNaN(submitEvidence([blind], tok).submitAfterPass));
+    // Exercise 4's observations end with the turns left: the verdict is still read.
+    const shown = runScripted(
+      play(['test', `edit ${task.kind}`, 'test', 'submit']),
+      makeEnv({ maxTurns: 6, showBudget: true }),
+      task,
+      tok,
+      new Rng(0),
+    );
+    assert.equal(submitEvidence([shown], tok).submitAfterPass, 1);
+  });
+
   it('longReader reads until two turns remain, fixes what it read, and overflows large budgets', () => {
     const task = randomizeNames(makeTasks('train')[3], new Rng(1));
     const six = runScripted(longReader, makeEnv({ maxTurns: 6 }), task, tok, new Rng(2));
@@ -288,7 +331,7 @@ describe('recipes 12.5-12.7 and the exercises, smoke form', () => {
 
   it('12.7-never-submit: reward = 2 pass - submit rate under wrong_submit = -1, every 5 steps and the last', async () => {
     const r = await smoke('12.7-never-submit');
-    const [steps, dip] = r.tables;
+    const [steps, dip, race] = r.tables;
     assert.deepEqual(
       steps.rows.map((x) => x[0]),
       ['step 0', 'step 1'],
@@ -298,6 +341,13 @@ describe('recipes 12.5-12.7 and the exercises, smoke form', () => {
       assert.ok(Math.abs(num(reward) - (2 * num(pass) - num(submit))) < 1e-3, `${reward} ${pass} ${submit}`);
     }
     assert.equal(dip.rows.length, 1);
+    // The race table reads the same steps' episodes: its submit rate is the history's.
+    assert.deepEqual(
+      race.rows.map((x) => [x[0], x[1]]),
+      steps.rows.map((x) => [x[0], x[1]]),
+    );
+    for (const row of race.rows)
+      for (const v of row.slice(2)) assert.ok(Number.isNaN(v) || inUnit(v), `${row}`);
   });
 
   it('12.7-truncation: two arms, held out and by window', async () => {

@@ -140,6 +140,25 @@ export function makeTrajectory(ep: Episode): Trajectory {
   };
 }
 
+/** One call of an episode as text (`<call> test </call>`) and the observation that answered it (null when none was appended). */
+export interface CallText {
+  call: string;
+  obs: string | null;
+}
+
+/** The calls of an episode in order, decoded, each with its observation's text (without `<obs>`). */
+export function callTexts(
+  t: Pick<Trajectory, 'ids' | 'owner' | 'turn'>,
+  tok: { decode(ids: readonly number[]): string },
+): CallText[] {
+  const turns = t.owner.some((o) => o === OWNER.policy) ? Math.max(...t.turn) + 1 : 0;
+  const of = (k: number, owner: number) => t.ids.filter((_, i) => t.turn[i] === k && t.owner[i] === owner);
+  return Array.from({ length: turns }, (_, k) => {
+    const obs = of(k, OWNER.tool);
+    return { call: tok.decode(of(k, OWNER.policy)), obs: obs.length ? tok.decode(obs) : null };
+  });
+}
+
 /** Pad each row to `length` with `value` (rows longer than `length` are an error). */
 export function padRows(rows: readonly (readonly number[])[], length: number, value: number): number[][] {
   return rows.map((r) => {

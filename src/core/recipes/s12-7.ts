@@ -1,6 +1,6 @@
 /** Section 12.7: the design questions: immediate submit, never submit, truncation, context overflow. */
 import { makeEnv } from '../gym/env.js';
-import type { Trajectory } from '../gym/episode.js';
+import { callTexts, type Trajectory } from '../gym/episode.js';
 import { makeReward } from '../gym/rewards.js';
 import { observationOf, runScripted, type ScriptedPolicy } from '../gym/scripted.js';
 import { inferOp, makeTasks, OPS, randomizeNames } from '../gym/tasks.js';
@@ -163,6 +163,63 @@ export function dipRow(name: string, history: readonly StepRecord[]): (string | 
   return [name, d.start, d.low, d.lowAt, d.rewardAtLow, d.rewardStart, d.end, d.endPass];
 }
 
+/** What a step's episodes show about the race that decides whether the never-submit dip recovers. */
+export interface SubmitEvidence {
+  /** Share of the episodes with an accepted edit whose edit fixes the bug (0.2 is the blind guess). */
+  editAccuracy: number;
+  /** Accepted edits per episode. */
+  edits: number;
+  /** Share of episodes that ran the visible test after their edit. */
+  checked: number;
+  /** Submit rate of the episodes whose last test after the edit said PASS, and FAIL (NaN when none). */
+  submitAfterPass: number;
+  submitAfterFail: number;
+}
+
+/**
+ * The visible test catches every bug, so a policy that has learned when to submit under
+ * wrong_submit = -1 submits after PASS and holds back after FAIL; and a submission can only pay once
+ * the edits beat the blind guess. Calls are read from the tokens (`callTexts`).
+ */
+export function submitEvidence(
+  trajs: readonly Pick<Trajectory, 'ids' | 'owner' | 'turn' | 'info' | 'task'>[],
+  tok: { decode(ids: readonly number[]): string },
+): SubmitEvidence {
+  let edited = 0;
+  let fixed = 0;
+  let checked = 0;
+  const after = { PASS: [0, 0], FAIL: [0, 0] };
+  for (const t of trajs) {
+    if (t.info.edit_op !== null) {
+      edited++;
+      if (t.info.edit_op === t.task.kind) fixed++;
+    }
+    let editDone = false;
+    let verdict: 'PASS' | 'FAIL' | null = null;
+    for (const { call, obs } of callTexts(t, tok)) {
+      // The observation's first word (exercise 4 appends the turns left).
+      const word = obs?.split(' ')[0];
+      if (call.startsWith('<call> edit ') && word === 'ok') editDone = true;
+      else if (editDone && call === '<call> test </call>' && (word === 'PASS' || word === 'FAIL'))
+        verdict = word;
+    }
+    if (verdict) {
+      checked++;
+      after[verdict][0] += t.info.submitted ? 1 : 0;
+      after[verdict][1]++;
+    }
+  }
+  const n = Math.max(trajs.length, 1);
+  const rate = ([k, m]: number[]) => (m ? k / m : Number.NaN);
+  return {
+    editAccuracy: edited ? fixed / edited : Number.NaN,
+    edits: edited / n,
+    checked: checked / n,
+    submitAfterPass: rate(after.PASS),
+    submitAfterFail: rate(after.FAIL),
+  };
+}
+
 export const recipe127NeverSubmit: Recipe = {
   name: '12.7-never-submit',
   section: '12.7',
@@ -171,10 +228,15 @@ export const recipe127NeverSubmit: Recipe = {
   trains: true,
   async run(ctx) {
     const cfg = neverConfig(ctx);
-    const run = await trainPolicyArm(ctx, '12.7-never-submit', { name: 'wrong_submit -1', cfg });
+    const evidence: SubmitEvidence[] = [];
+    const run = await trainPolicyArm(ctx, '12.7-never-submit', {
+      name: 'wrong_submit -1',
+      cfg,
+      onStep: (_rec, trajs) => evidence.push(submitEvidence(trajs, ctx.tok)),
+    });
     if (!run) return { tables: [], figures: [], runs: [], notes: [] };
     const heldout = evalStats(ctx, run.policy, cfg);
-    finishArm(run, { heldout });
+    finishArm(run, { heldout, evidence });
     const h = run.history;
     return {
       tables: [
@@ -195,6 +257,32 @@ export const recipe127NeverSubmit: Recipe = {
           columns: ['run', ...DIP_COLUMNS],
           rows: [dipRow('wrong_submit -1', h)],
           digits: [0, 2, 2, 0, 2, 2, 2, 2],
+        },
+        {
+          title:
+            '12.7 never submit: the race (edits that fix the bug, and submitting after the visible test)',
+          columns: [
+            'step',
+            'submit rate',
+            'edits',
+            'edit fixes the bug',
+            'tested after the edit',
+            'submit after PASS',
+            'submit after FAIL',
+          ],
+          rows: everyFifth(h.length).map((k) => {
+            const e = evidence[k];
+            return [
+              `step ${k}`,
+              h[k].submit_rate,
+              e.edits,
+              e.editAccuracy,
+              e.checked,
+              e.submitAfterPass,
+              e.submitAfterFail,
+            ];
+          }),
+          digits: [0, 2, 2, 2, 2, 2, 2],
         },
         {
           title: `12.7 never submit, final policy held out (${ctx.smoke ? 2 : 16} per task, seed 7)`,

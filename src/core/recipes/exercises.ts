@@ -31,7 +31,7 @@ import {
   windowMeansOf,
 } from './policy-arms.js';
 import { bothFormats, FORMAT_COLUMNS, mixedFactory, mixtureTasks } from './s12-6.js';
-import { DIP_COLUMNS, dipRow, everyFifth, maskedTruncation, neverConfig } from './s12-7.js';
+import { DIP_COLUMNS, dipRow, everyFifth, maskedTruncation, nanMean, neverConfig } from './s12-7.js';
 import type { Recipe, Table } from './types.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -210,10 +210,6 @@ export const recipeExLossMode: Recipe = {
       done.push(run);
     }
     const windows = stepWindows(done[0]?.history.length ?? 0, 10);
-    const mean = (xs: number[]) => {
-      const ys = xs.filter((x) => !Number.isNaN(x));
-      return ys.length ? ys.reduce((a, b) => a + b, 0) / ys.length : Number.NaN;
-    };
     const windowRows = done.flatMap((r) => {
       const s = perStep.get(r.arm.name)!;
       return (
@@ -222,7 +218,7 @@ export const recipeExLossMode: Recipe = {
           ['multi-turn pass', s.multi],
           ['single-turn loss-weight share', s.share],
         ] as const
-      ).map(([label, xs]) => [r.arm.name, label, ...windows.map((w) => mean(xs.slice(w.from, w.to)))]);
+      ).map(([label, xs]) => [r.arm.name, label, ...windows.map((w) => nanMean(xs.slice(w.from, w.to)))]);
     });
     const tables: Table[] = [
       {
@@ -466,10 +462,6 @@ export const recipeExBootstrap: Recipe = {
       state.opt.dispose();
     }
     const windows = stepWindows(done[0]?.history.length ?? 0, 10);
-    const mean = (xs: number[]) => {
-      const ys = xs.filter((x) => !Number.isNaN(x));
-      return ys.length ? ys.reduce((a, b) => a + b, 0) / ys.length : Number.NaN;
-    };
     return {
       tables: [
         {
@@ -488,12 +480,15 @@ export const recipeExBootstrap: Recipe = {
           title: `Exercise 6: the critic (warm-up explained variance ${warm.evBefore.toFixed(2)} -> ${warm.evAfter.toFixed(2)}) during the bootstrapped run, by 10-step window`,
           columns: ['statistic', ...windows.map((w) => w.label)],
           rows: [
-            ['explained variance', ...windows.map((w) => mean(critic.ev.slice(w.from, w.to)))],
+            ['explained variance', ...windows.map((w) => nanMean(critic.ev.slice(w.from, w.to)))],
             [
               'mean V(s_K) of limit-ended episodes',
-              ...windows.map((w) => mean(critic.v.slice(w.from, w.to))),
+              ...windows.map((w) => nanMean(critic.v.slice(w.from, w.to))),
             ],
-            ['share of limit-ended episodes', ...windows.map((w) => mean(critic.limit.slice(w.from, w.to)))],
+            [
+              'share of limit-ended episodes',
+              ...windows.map((w) => nanMean(critic.limit.slice(w.from, w.to))),
+            ],
           ],
           digits: [0, ...windows.map(() => 3)],
         },

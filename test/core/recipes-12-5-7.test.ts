@@ -26,7 +26,7 @@ import {
   type ScriptedPolicy,
   type Trajectory,
 } from '../../src/core/index.js';
-import { endedOnLimit } from '../../src/core/recipes/exercises.js';
+import { editAfterRead, endedOnLimit } from '../../src/core/recipes/exercises.js';
 import { type RecipeResult, runRecipe, type Table } from '../../src/core/recipes/index.js';
 import {
   errorStats,
@@ -229,6 +229,22 @@ describe('12.5-12.7 helpers on hand-made episodes', () => {
     assert.equal(submitEvidence([shown], tok).submitAfterPass, 1);
   });
 
+  it('editAfterRead: the share of reading episodes that edit after their first read', () => {
+    const task = randomizeNames(makeTasks('train')[2], new Rng(5));
+    const play = (calls: string[]): ScriptedPolicy => ({
+      name: 'fixed',
+      next: (ep) => `<call> ${calls[Math.min(ep.nCalls, calls.length - 1)]} </call>`,
+    });
+    const run = (calls: string[]) =>
+      runScripted(play(calls), makeEnv({ maxTurns: 6 }), task, tok, new Rng(0));
+    const readThenEdit = run(['read', `edit ${task.kind}`, 'submit']);
+    const editThenRead = run([`edit ${task.kind}`, 'read', 'submit']); // its edit came before the read
+    const readOnly = run(['test', 'read', 'submit']);
+    const blind = run([`edit ${task.kind}`, 'submit']); // no read: not counted
+    assert.equal(editAfterRead([readThenEdit, editThenRead, readOnly, blind], tok), 1 / 3);
+    assert.ok(Number.isNaN(editAfterRead([blind], tok)));
+  });
+
   it('longReader reads until two turns remain, fixes what it read, and overflows large budgets', () => {
     const task = randomizeNames(makeTasks('train')[3], new Rng(1));
     const six = runScripted(longReader, makeEnv({ maxTurns: 6 }), task, tok, new Rng(2));
@@ -396,6 +412,8 @@ describe('recipes 12.5-12.7 and the exercises, smoke form', () => {
         'summarize/summarize',
       ],
     );
+    for (const row of sum.tables[1].rows)
+      for (const v of row.slice(1, 4)) assert.ok(Number.isNaN(v) || num(v) >= 0, `${row}`);
     const loss = await smoke('ex-loss-mode');
     assert.deepEqual(
       loss.tables[0].rows.map((x) => x[0]),

@@ -380,6 +380,13 @@ describe('recipes 12.5-12.7 and the exercises, smoke form', () => {
       (x) => x[0] === 'truncation masked' && x[1] === 'advantage of unsubmitted',
     )!;
     for (const v of masked.slice(2)) assert.ok(Number.isNaN(v) || v === 0, 'masked: unsubmitted get 0');
+    const race = r.tables[4];
+    assert.deepEqual(
+      race.rows.map((x) => x[1]),
+      [1, 2].flatMap(() => ['edit fixes the bug', 'submit after PASS', 'submit after FAIL']),
+    );
+    for (const row of race.rows)
+      for (const v of row.slice(2)) assert.ok(Number.isNaN(v) || inUnit(v), `${row}`);
   });
 
   it('12.7-overflow: the long reader overflows at 24 turns, the base does not; caps shorten observations', async () => {

@@ -359,16 +359,22 @@ export const recipe127Truncation: Recipe = {
     const done: PolicyArmRun[] = [];
     const rows: (string | number)[][] = [];
     const signal = new Map<string, AdvantageSignal[]>();
+    const evidence = new Map<string, SubmitEvidence[]>();
     for (const arm of [
       { name: 'truncation = 0', cfg, advantages: outcomeAdvantages },
       { name: 'truncation masked', cfg, advantages: maskedTruncation },
     ]) {
       const perStep: AdvantageSignal[] = [];
+      const race: SubmitEvidence[] = [];
       signal.set(arm.name, perStep);
+      evidence.set(arm.name, race);
       const run = await trainPolicyArm(ctx, '12.7-truncation', {
         ...arm,
         // The advantage functions are pure: recomputing them shows what the update saw.
-        onStep: (_rec, trajs) => perStep.push(advantageSignal(trajs, arm.advantages(trajs, cfg) as number[])),
+        onStep: (_rec, trajs) => {
+          perStep.push(advantageSignal(trajs, arm.advantages(trajs, cfg) as number[]));
+          race.push(submitEvidence(trajs, ctx.tok));
+        },
       });
       if (!run) break;
       const s = evalStats(ctx, run.policy, cfg);
@@ -409,6 +415,21 @@ export const recipe127Truncation: Recipe = {
               [r.arm.name, 'nonzero advantage', ...by((x) => x.nonzero)],
               [r.arm.name, 'unsubmitted', ...by((x) => x.unsubmitted)],
               [r.arm.name, 'advantage of unsubmitted', ...by((x) => x.unsubmittedAdvantage)],
+            ];
+          }),
+          digits: [0, 0, ...windows.map(() => 2)],
+        },
+        {
+          title: '12.7 truncation: does the policy know the fix, and does it submit it? (by 10-step window)',
+          columns: ['arm', 'statistic', ...windows.map((w) => w.label)],
+          rows: done.flatMap((r) => {
+            const xs = evidence.get(r.arm.name) ?? [];
+            const by = (f: (x: SubmitEvidence) => number) =>
+              windows.map((w) => nanMean(xs.slice(w.from, w.to).map(f)));
+            return [
+              [r.arm.name, 'edit fixes the bug', ...by((x) => x.editAccuracy)],
+              [r.arm.name, 'submit after PASS', ...by((x) => x.submitAfterPass)],
+              [r.arm.name, 'submit after FAIL', ...by((x) => x.submitAfterFail)],
             ];
           }),
           digits: [0, 0, ...windows.map(() => 2)],

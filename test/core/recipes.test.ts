@@ -75,4 +75,14 @@ describe('recipe tables', () => {
     assert.match(formatAggregated(agg), /0\.70 ±0\.20/);
     assert.match(formatTable(t(0.25)), /^T\narm\s+pass\na\s+0\.25$/);
   });
+  it('a cell one seed has no value for (NaN, null after JSON) is averaged over the others', () => {
+    const missing = JSON.parse(JSON.stringify(t(Number.NaN))); // NaN -> null, as recipe.json holds it
+    assert.equal(missing.rows[0][1], null);
+    const agg = aggregateTables([missing, t(0.4), t(0.8)]);
+    assert.ok(Math.abs((agg.rows[0][1] as number) - 0.6) < 1e-12);
+    assert.match(formatAggregated(agg), /0\.60 ±0\.28/);
+    const none = aggregateTables([missing, t(Number.NaN)]);
+    assert.ok(Number.isNaN(none.rows[0][1] as number));
+    assert.match(formatAggregated(none), /a\s+-$/);
+  });
 });

@@ -79,24 +79,27 @@ export function formatTable(t: Table): string {
   return [t.title, line(cells[0]), ...cells.slice(1).map(line)].join('\n');
 }
 
-/** Mean and sample standard deviation per numeric cell, over tables of the same shape (seeds). */
+/**
+ * Mean and sample standard deviation per numeric cell, over tables of the same shape (seeds).
+ * A cell with no value in a seed (NaN, or null once the table went through JSON) is left out of
+ * that cell's mean; a cell with no value in any seed stays NaN.
+ */
 export function aggregateTables(tables: Table[]): Table & { spread: (number | null)[][] } {
   const first = tables[0];
+  const valuesAt = (r: number, c: number) =>
+    tables.map((t) => t.rows[r]?.[c]).filter((v): v is number => typeof v === 'number' && !Number.isNaN(v));
+  const isText = (cell: unknown) => typeof cell === 'string';
   const rows = first.rows.map((row, r) =>
     row.map((cell, c) => {
-      if (typeof cell !== 'number') return cell;
-      const xs = tables
-        .map((t) => t.rows[r]?.[c])
-        .filter((v): v is number => typeof v === 'number' && !Number.isNaN(v));
+      if (isText(cell)) return cell;
+      const xs = valuesAt(r, c);
       return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : Number.NaN;
     }),
   );
   const spread = first.rows.map((row, r) =>
     row.map((cell, c) => {
-      if (typeof cell !== 'number') return null;
-      const xs = tables
-        .map((t) => t.rows[r]?.[c])
-        .filter((v): v is number => typeof v === 'number' && !Number.isNaN(v));
+      if (isText(cell)) return null;
+      const xs = valuesAt(r, c);
       if (xs.length < 2) return 0;
       const m = xs.reduce((a, b) => a + b, 0) / xs.length;
       return Math.sqrt(xs.reduce((a, b) => a + (b - m) ** 2, 0) / (xs.length - 1));

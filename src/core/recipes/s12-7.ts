@@ -224,7 +224,8 @@ export const recipe127NeverSubmit: Recipe = {
   name: '12.7-never-submit',
   section: '12.7',
   title: 'The agent stops submitting: wrong_submit = -1, submit rate, pass, reward and turns every 5 steps',
-  mechanism: 'the submit rate dips while the reward rises, then recovers as the policy learns to pass',
+  mechanism:
+    'the submit rate dips while the reward rises; it recovers only if the edits beat the blind guess before it reaches 0',
   trains: true,
   async run(ctx) {
     const cfg = neverConfig(ctx);

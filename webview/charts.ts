@@ -168,7 +168,10 @@ export function renderRecipeTable(doc: Document, t: TableData): HTMLElement {
         const sd = t.spread?.[r]?.[c];
         td.textContent = sd != null ? `${cell.toFixed(d)} ±${sd.toFixed(d)}` : cell.toFixed(d);
         td.className = 'num';
-      } else td.textContent = String(cell);
+      } else {
+        td.textContent = String(cell);
+        if (cell === '-') td.className = 'num'; // a missing number
+      }
       tr.appendChild(td);
     });
     tbody.appendChild(tr);

@@ -277,10 +277,16 @@ describe('training dashboard', () => {
     const t = renderRecipeTable(doc(), {
       title: 'T',
       columns: ['a', 'b'],
-      rows: [['x', 0.12345]],
+      rows: [
+        ['x', 0.12345],
+        ['y', '-'],
+      ],
       digits: [0, 2],
       source: 's',
     });
-    assert.equal(t.querySelector('td.num')!.textContent, '0.12');
+    assert.deepEqual(
+      [...t.querySelectorAll('td.num')].map((td) => td.textContent),
+      ['0.12', '-'], // a missing number is aligned with the numbers
+    );
   });
 });

@@ -62,6 +62,7 @@ export const gymCommand: Command = {
     stepPenalty: { type: 'number', default: 0, help: 'reward: cost per call' },
     wrongSubmit: { type: 'number', default: 0, help: 'reward: verdict of a failing submission' },
     invalidPenalty: { type: 'number', default: 0, help: 'reward: cost per invalid call' },
+    unsubmitted: { type: 'number', default: 0, help: 'reward: verdict of an episode that ends unsubmitted' },
     rename: { type: 'boolean', default: true, help: 'rename identifiers (--no-rename keeps the originals)' },
     json: { type: 'boolean', default: false, help: 'print the trajectory JSON instead' },
     color: { type: 'boolean', help: 'force colours on or off (default: on for a terminal)' },
@@ -79,6 +80,7 @@ export const gymCommand: Command = {
         stepPenalty: o.stepPenalty as number,
         wrongSubmit: o.wrongSubmit as number,
         invalidPenalty: o.invalidPenalty as number,
+        unsubmitted: o.unsubmitted as number,
       }),
     });
     const traj = runScripted(scriptedPolicy(o.policy as string), env, task, tok, rng);

@@ -32,6 +32,7 @@ import {
   callTable,
   gaeAdvantages,
   perCallRewards,
+  perCallRewardsOf,
   turnAdvantages,
 } from '../core/rl/advantages.js';
 import { DEFAULT_RL_CONFIG, envOptions, makeRLConfig, type RLConfig } from '../core/rl/config.js';
@@ -106,14 +107,10 @@ export function creditTableJob(job: CreditTableJob, tok: Tokenizer): CreditResul
   const cfg = runConfig(job.runDir);
   const { gamma, lam } = creditParams(job.runDir, job);
   const mask = [ep.actionMask];
-  const stepPenalty = cfg.reward.stepPenalty ?? 0;
+  const stepPenalty = cfg.reward.stepPenalty;
   let rewards: number[];
   try {
-    rewards = perCallRewards([traj], mask, stepPenalty, {
-      wrongSubmit: cfg.reward.wrongSubmit,
-      invalidPenalty: cfg.reward.invalidPenalty,
-      tok,
-    })[0];
+    rewards = perCallRewardsOf([traj], mask, cfg.reward, tok)[0];
   } catch {
     rewards = perCallRewards([traj], mask, stepPenalty)[0];
   }

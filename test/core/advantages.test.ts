@@ -31,6 +31,7 @@ import {
   maskedWhiten,
   outcomeRewards,
   perCallRewards,
+  perCallRewardsOf,
   returnsToGo,
   turnAdvantages,
   turnGae,
@@ -196,6 +197,23 @@ describe('token rewards', () => {
     }
     for (const s of ['submitted', 'max_turns', 'truncated', 'invalid'])
       assert.ok(stops.has(s), `saw stop ${s}`);
+    // Every term of a spec, the unsubmitted verdict included, through perCallRewardsOf.
+    const all = makeReward('hidden', {
+      stepPenalty: 0.05,
+      wrongSubmit: -1,
+      invalidPenalty: 0.2,
+      unsubmitted: -0.5,
+    });
+    const trajs = sampleEpisodes(23, 120, () => new EarlyStopEnv(6, all, 1, 2));
+    const r = perCallRewardsOf(trajs, collate(trajs, tok.padId).actionMask, all, tok);
+    assert.ok(trajs.some((t) => !t.info.submitted));
+    for (const [b, t] of trajs.entries())
+      close(
+        r[b].reduce((s, x) => s + x, 0),
+        rewardOf(all, t.info),
+        1e-12,
+        `episode ${b}`,
+      );
     assert.ok(lastInvalid > 0);
     assert.throws(() => perCallRewards([], [], 0, { invalidPenalty: 1 }), /needs opts.tok/);
   });

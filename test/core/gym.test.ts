@@ -248,6 +248,12 @@ describe('rewards', () => {
       { submitted: false, stop: 'max_turns' },
       0,
     ],
+    [
+      "unsubmitted -1: 12.7's option (a), waiting is as bad as a wrong submission",
+      { wrongSubmit: -1, unsubmitted: -1 },
+      { submitted: false, stop: 'truncated' },
+      -1,
+    ],
     ['step penalty per call', { stepPenalty: 0.05 }, { submitted: true, hidden_pass: true }, 1 - 0.05 * 4],
     ['step penalty unsubmitted', { stepPenalty: 0.3 }, { submitted: false, n_turns: 6 }, -0.3 * 6],
     [
@@ -279,6 +285,9 @@ describe('rewards', () => {
       () => validateReward({ kind: 'hidden', stepPenalty: 'a' }),
       /stepPenalty must be a finite number/,
     );
+    assert.throws(() => validateReward({ unsubmitted: null }), /unsubmitted must be a finite number/);
+    // a run file written before `unsubmitted` existed reads as 0
+    assert.equal(validateReward({ kind: 'hidden', wrongSubmit: -1 }).unsubmitted, 0);
   });
 
   it('the episode reward equals the reward of its info', () => {

@@ -370,12 +370,17 @@ describe('recipes 12.5-12.7 and the exercises, smoke form', () => {
     const r = await smoke('12.7-truncation');
     assert.deepEqual(
       r.tables[0].rows.map((x) => x[0]),
-      ['truncation = 0', 'truncation masked'],
+      ['truncation = 0', 'truncation masked', 'truncation = -1'],
     );
-    assert.equal(r.tables[1].rows.length, 2);
-    assert.equal(r.runs.length, 2);
+    assert.equal(r.tables[1].rows.length, 3);
+    assert.equal(r.runs.length, 3);
+    // option (a): the third arm's runs score an unsubmitted episode like a failed submission
+    assert.deepEqual(
+      r.runs.map((d) => (readRun(d).meta.config.reward as { unsubmitted: number }).unsubmitted),
+      [0, 0, -1],
+    );
     const signal = r.tables[3];
-    assert.equal(signal.rows.length, 6);
+    assert.equal(signal.rows.length, 9);
     const masked = signal.rows.find(
       (x) => x[0] === 'truncation masked' && x[1] === 'advantage of unsubmitted',
     )!;
@@ -383,7 +388,7 @@ describe('recipes 12.5-12.7 and the exercises, smoke form', () => {
     const race = r.tables[4];
     assert.deepEqual(
       race.rows.map((x) => x[1]),
-      [1, 2].flatMap(() => ['edit fixes the bug', 'submit after PASS', 'submit after FAIL']),
+      [1, 2, 3].flatMap(() => ['edit fixes the bug', 'submit after PASS', 'submit after FAIL']),
     );
     for (const row of race.rows)
       for (const v of row.slice(2)) assert.ok(Number.isNaN(v) || inUnit(v), `${row}`);

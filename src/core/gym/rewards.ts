@@ -32,12 +32,18 @@ export interface RewardSpec {
   wrongSubmit: number;
   /** Subtracted once per invalid call (malformed, unknown tool or op, edit beyond the budget). */
   invalidPenalty: number;
+  /**
+   * The verdict of an episode that ends without a submission (turn budget, context, early stop):
+   * 0 by default; section 12.7's option (a) makes it at least as bad as a failed submission.
+   */
+  unsubmitted: number;
 }
 
 export interface RewardOptions {
   stepPenalty?: number;
   wrongSubmit?: number;
   invalidPenalty?: number;
+  unsubmitted?: number;
 }
 
 /** The chapter's `make_reward('hidden', ...)`. */
@@ -47,23 +53,26 @@ export function makeReward(kind: 'hidden' = 'hidden', opts: RewardOptions = {}):
     stepPenalty: opts.stepPenalty ?? 0,
     wrongSubmit: opts.wrongSubmit ?? 0,
     invalidPenalty: opts.invalidPenalty ?? 0,
+    unsubmitted: opts.unsubmitted ?? 0,
   };
   validateReward(spec);
   return spec;
 }
+
+const NUMERIC_REWARD_KEYS = ['stepPenalty', 'wrongSubmit', 'invalidPenalty', 'unsubmitted'] as const;
 
 /** Throws an error naming the field when a reward spec is malformed. */
 export function validateReward(spec: unknown, where = 'reward'): RewardSpec {
   if (typeof spec !== 'object' || spec === null || Array.isArray(spec))
     throw new Error(`${where} must be an object like {"kind": "hidden", "stepPenalty": 0.05}`);
   const s = spec as Record<string, unknown>;
-  const allowed = ['kind', 'stepPenalty', 'wrongSubmit', 'invalidPenalty'];
+  const allowed = ['kind', ...NUMERIC_REWARD_KEYS];
   for (const key of Object.keys(s))
     if (!allowed.includes(key))
       throw new Error(`${where}.${key} is not a reward option (allowed: ${allowed.join(', ')})`);
   if (s.kind !== undefined && s.kind !== 'hidden')
     throw new Error(`${where}.kind must be "hidden" (the default), got ${JSON.stringify(s.kind)}`);
-  for (const key of ['stepPenalty', 'wrongSubmit', 'invalidPenalty'])
+  for (const key of NUMERIC_REWARD_KEYS)
     if (s[key] !== undefined && (typeof s[key] !== 'number' || !Number.isFinite(s[key])))
       throw new Error(`${where}.${key} must be a finite number, got ${JSON.stringify(s[key])}`);
   return {
@@ -71,12 +80,16 @@ export function validateReward(spec: unknown, where = 'reward'): RewardSpec {
     stepPenalty: (s.stepPenalty as number) ?? 0,
     wrongSubmit: (s.wrongSubmit as number) ?? 0,
     invalidPenalty: (s.invalidPenalty as number) ?? 0,
+    unsubmitted: (s.unsubmitted as number) ?? 0,
   };
 }
 
-/** The hidden-test verdict of an episode: 1 if submitted and passing, `wrongSubmit` if submitted and failing, 0 if unsubmitted. */
-export function verdictOf(spec: RewardSpec, info: EpisodeInfo): number {
-  if (!info.submitted) return 0;
+/** The hidden-test verdict of an episode: 1 if submitted and passing, `wrongSubmit` if submitted and failing, `unsubmitted` (0) if not submitted. */
+export function verdictOf(
+  spec: Pick<RewardSpec, 'wrongSubmit' | 'unsubmitted'>,
+  info: Pick<EpisodeInfo, 'submitted' | 'hidden_pass'>,
+): number {
+  if (!info.submitted) return spec.unsubmitted;
   return info.hidden_pass ? 1 : spec.wrongSubmit;
 }
 

@@ -10,7 +10,7 @@ import {
   explainedVariance,
   groupAdvantages,
   outcomeRewards,
-  perCallRewards,
+  perCallRewardsOf,
   returnsToGo,
 } from '../rl/advantages.js';
 import type { RLConfig } from '../rl/config.js';
@@ -355,16 +355,14 @@ export function endValues(critic: TinyAgent, trajs: readonly Trajectory[], tok: 
   return trajs.map((t, b) => values[b][t.ids.length - 1]);
 }
 
-/** Token rewards [B, T-1] of a batch under a reward spec (verdict with wrongSubmit, step penalty), plus bootstrap values on the last call of limit-ended episodes. */
+/** Token rewards [B, T-1] of a batch under cfg's reward, plus bootstrap values on the last call of limit-ended episodes. */
 function bootstrappedTokenRewards(
   trajs: readonly Trajectory[],
   mask: number[][],
   cfg: RLConfig,
   bootstrap: readonly number[] | null,
 ): number[][] {
-  const rewards = perCallRewards(trajs, mask, cfg.reward.stepPenalty, {
-    wrongSubmit: cfg.reward.wrongSubmit,
-  });
+  const rewards = perCallRewardsOf(trajs, mask, cfg.reward);
   if (bootstrap) {
     const last = outcomeRewards(
       trajs.map((t, b) => (endedOnLimit(t.info) ? bootstrap[b] : 0)),

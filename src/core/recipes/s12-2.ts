@@ -79,7 +79,7 @@ export const recipe122: Recipe = {
       return {
         name,
         cfg,
-        advantages: creditAdvantages(scheme, state, ctx.tok, STEP_COST),
+        advantages: creditAdvantages(scheme, state, ctx.tok),
         stepStats: () => state.last,
         onDone: (_policy: TinyAgent, runDir: string) => {
           saveCheckpoint(path.join(runDir, 'checkpoints', 'critic'), state.critic, ctx.tok, {

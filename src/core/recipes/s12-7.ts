@@ -352,8 +352,10 @@ export function nanMean(xs: readonly number[]): number {
 export const recipe127Truncation: Recipe = {
   name: '12.7-truncation',
   section: '12.7',
-  title: 'Truncated episodes: masked from the loss vs scored 0, under wrong_submit = -1',
-  mechanism: 'masking truncated episodes makes procrastination free: the submit rate falls and stays low',
+  title:
+    'Truncated episodes under wrong_submit = -1: scored 0, masked from the loss, or scored -1 like a failed submission',
+  mechanism:
+    'masking truncated episodes makes procrastination free: the submit rate falls and stays low; scoring them -1 removes the incentive to wait',
   trains: true,
   async run(ctx) {
     const cfg = neverConfig(ctx);
@@ -361,9 +363,12 @@ export const recipe127Truncation: Recipe = {
     const rows: (string | number)[][] = [];
     const signal = new Map<string, AdvantageSignal[]>();
     const evidence = new Map<string, SubmitEvidence[]>();
+    // Option (a) of the chapter: running out of turns scores like a failed submission.
+    const failCfg = neverConfig(ctx, { reward: makeReward('hidden', { wrongSubmit: -1, unsubmitted: -1 }) });
     for (const arm of [
       { name: 'truncation = 0', cfg, advantages: outcomeAdvantages },
       { name: 'truncation masked', cfg, advantages: maskedTruncation },
+      { name: 'truncation = -1', cfg: failCfg, advantages: outcomeAdvantages },
     ]) {
       const perStep: AdvantageSignal[] = [];
       const race: SubmitEvidence[] = [];
@@ -373,12 +378,12 @@ export const recipe127Truncation: Recipe = {
         ...arm,
         // The advantage functions are pure: recomputing them shows what the update saw.
         onStep: (_rec, trajs) => {
-          perStep.push(advantageSignal(trajs, arm.advantages(trajs, cfg) as number[]));
+          perStep.push(advantageSignal(trajs, arm.advantages(trajs, arm.cfg) as number[]));
           race.push(submitEvidence(trajs, ctx.tok));
         },
       });
       if (!run) break;
-      const s = evalStats(ctx, run.policy, cfg);
+      const s = evalStats(ctx, run.policy, arm.cfg);
       rows.push([arm.name, s.pass_rate, s.turns, s.submit_rate]);
       finishArm(run, { heldout: s });
       done.push(run);

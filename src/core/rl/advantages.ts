@@ -14,6 +14,7 @@
  * Rewards placed off the mask are ignored by every estimator.
  */
 import { OWNER, type Trajectory } from '../gym/episode.js';
+import { type RewardSpec, verdictOf } from '../gym/rewards.js';
 import type { Tokenizer } from '../gym/tokenizer.js';
 
 /** [B, T] rows of numbers (T may differ between functions but is the same within a call). */
@@ -91,6 +92,8 @@ export interface PerCallRewardOptions {
    * episodes always get verdict 0.
    */
   wrongSubmit?: number;
+  /** The verdict of an unsubmitted episode (default 0; `RewardSpec.unsubmitted`). */
+  unsubmitted?: number;
   /**
    * Subtracted on the last token of each invalid call (a malformed call, an unknown tool or op, or
    * an edit beyond the budget). Needs `tok`: a call is invalid when its observation starts with
@@ -114,10 +117,10 @@ export function perCallRewards(
 ): Matrix {
   if (trajs.length !== mask.length)
     throw new Error(`perCallRewards: ${trajs.length} trajectories for ${mask.length} mask rows`);
-  const wrongSubmit = opts.wrongSubmit ?? 0;
   const invalidPenalty = opts.invalidPenalty ?? 0;
   if (invalidPenalty !== 0 && !opts.tok) throw new Error('perCallRewards: invalidPenalty needs opts.tok');
-  const verdict = trajs.map((t) => (t.info.submitted ? (t.info.hidden_pass ? 1 : wrongSubmit) : 0));
+  const spec = { wrongSubmit: opts.wrongSubmit ?? 0, unsubmitted: opts.unsubmitted ?? 0 };
+  const verdict = trajs.map((t) => verdictOf(spec, t.info));
   const rewards = outcomeRewards(verdict, mask);
   mask.forEach((row, b) => {
     const spans = callSpans(row);
@@ -127,6 +130,17 @@ export function perCallRewards(
     });
   });
   return rewards;
+}
+
+/** `perCallRewards` under every term of a reward spec: each row sums to `rewardOf(spec, info)`. */
+export function perCallRewardsOf(
+  trajs: readonly Pick<Trajectory, 'info' | 'ids' | 'owner' | 'turn'>[],
+  mask: readonly (readonly number[])[],
+  spec: RewardSpec,
+  tok?: Pick<Tokenizer, 'id'>,
+): Matrix {
+  const { stepPenalty, wrongSubmit, unsubmitted, invalidPenalty } = spec;
+  return perCallRewards(trajs, mask, stepPenalty, { wrongSubmit, unsubmitted, invalidPenalty, tok });
 }
 
 /** Which of an episode's nCalls calls were invalid (see PerCallRewardOptions.invalidPenalty). */

@@ -14,6 +14,7 @@ import {
   gaeAdvantages,
   maskedWhiten,
   perCallRewards,
+  perCallRewardsOf,
   returnsToGo,
   turnAdvantages,
 } from './advantages.js';
@@ -183,7 +184,7 @@ export interface CreditState {
 }
 
 /**
- * The advantage function of `train_credit`: per-call rewards, critic values, token- or turn-level
+ * The advantage function of `train_credit`: per-call rewards (every term of the run's reward), critic values, token- or turn-level
  * GAE (gamma 1, lambda `lam`), whitened over the policy tokens; then one critic step on the batch's
  * returns-to-go (the critic update does not change this step's advantages).
  */
@@ -191,13 +192,12 @@ export function creditAdvantages(
   scheme: 'token' | 'turn',
   state: CreditState,
   tok: Tokenizer,
-  stepPenalty: number,
   lam = 0.95,
 ): AdvantageFn {
-  return (trajs: Trajectory[], _cfg: RLConfig) => {
+  return (trajs: Trajectory[], cfg: RLConfig) => {
     const batch = collate(trajs, tok.padId);
     const mask = batch.actionMask;
-    const rewards = perCallRewards(trajs, mask, stepPenalty);
+    const rewards = perCallRewardsOf(trajs, mask, cfg.reward, tok);
     const values = criticValuesOf(state.critic, batch);
     const adv =
       scheme === 'token'

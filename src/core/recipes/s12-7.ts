@@ -349,6 +349,29 @@ export function nanMean(xs: readonly number[]): number {
   return ys.length ? ys.reduce((a, b) => a + b, 0) / ys.length : Number.NaN;
 }
 
+/** Rows (arm, statistic) by step window: the mean of each statistic of each arm's per-step records. */
+function armWindowTable<T>(
+  title: string,
+  done: readonly PolicyArmRun[],
+  windows: ReturnType<typeof stepWindows>,
+  perStep: ReadonlyMap<string, readonly T[]>,
+  stats: [string, (x: T) => number][],
+): Table {
+  return {
+    title,
+    columns: ['arm', 'statistic', ...windows.map((w) => w.label)],
+    rows: done.flatMap((r) => {
+      const xs = perStep.get(r.arm.name) ?? [];
+      return stats.map(([label, f]) => [
+        r.arm.name,
+        label,
+        ...windows.map((w) => nanMean(xs.slice(w.from, w.to).map(f))),
+      ]);
+    }),
+    digits: [0, 0, ...windows.map(() => 2)],
+  };
+}
+
 export const recipe127Truncation: Recipe = {
   name: '12.7-truncation',
   section: '12.7',
@@ -409,37 +432,28 @@ export const recipe127Truncation: Recipe = {
           rows: done.map((r) => dipRow(r.arm.name, r.history)),
           digits: [0, 2, 2, 0, 2, 2, 2, 2],
         },
-        {
-          title:
-            '12.7 truncation: what the update sees, by 10-step window (episodes with a nonzero advantage; unsubmitted share and their mean advantage)',
-          columns: ['arm', 'statistic', ...windows.map((w) => w.label)],
-          rows: done.flatMap((r) => {
-            const xs = signal.get(r.arm.name) ?? [];
-            const by = (f: (x: AdvantageSignal) => number) =>
-              windows.map((w) => nanMean(xs.slice(w.from, w.to).map(f)));
-            return [
-              [r.arm.name, 'nonzero advantage', ...by((x) => x.nonzero)],
-              [r.arm.name, 'unsubmitted', ...by((x) => x.unsubmitted)],
-              [r.arm.name, 'advantage of unsubmitted', ...by((x) => x.unsubmittedAdvantage)],
-            ];
-          }),
-          digits: [0, 0, ...windows.map(() => 2)],
-        },
-        {
-          title: '12.7 truncation: does the policy know the fix, and does it submit it? (by 10-step window)',
-          columns: ['arm', 'statistic', ...windows.map((w) => w.label)],
-          rows: done.flatMap((r) => {
-            const xs = evidence.get(r.arm.name) ?? [];
-            const by = (f: (x: SubmitEvidence) => number) =>
-              windows.map((w) => nanMean(xs.slice(w.from, w.to).map(f)));
-            return [
-              [r.arm.name, 'edit fixes the bug', ...by((x) => x.editAccuracy)],
-              [r.arm.name, 'submit after PASS', ...by((x) => x.submitAfterPass)],
-              [r.arm.name, 'submit after FAIL', ...by((x) => x.submitAfterFail)],
-            ];
-          }),
-          digits: [0, 0, ...windows.map(() => 2)],
-        },
+        armWindowTable(
+          '12.7 truncation: what the update sees, by 10-step window (episodes with a nonzero advantage; unsubmitted share and their mean advantage)',
+          done,
+          windows,
+          signal,
+          [
+            ['nonzero advantage', (x) => x.nonzero],
+            ['unsubmitted', (x) => x.unsubmitted],
+            ['advantage of unsubmitted', (x) => x.unsubmittedAdvantage],
+          ],
+        ),
+        armWindowTable(
+          '12.7 truncation: does the policy know the fix, and does it submit it? (by 10-step window)',
+          done,
+          windows,
+          evidence,
+          [
+            ['edit fixes the bug', (x) => x.editAccuracy],
+            ['submit after PASS', (x) => x.submitAfterPass],
+            ['submit after FAIL', (x) => x.submitAfterFail],
+          ],
+        ),
       ],
       figures: [
         {

@@ -151,12 +151,15 @@ export function callTexts(
   t: Pick<Trajectory, 'ids' | 'owner' | 'turn'>,
   tok: { decode(ids: readonly number[]): string },
 ): CallText[] {
-  const turns = t.owner.some((o) => o === OWNER.policy) ? Math.max(...t.turn) + 1 : 0;
-  const of = (k: number, owner: number) => t.ids.filter((_, i) => t.turn[i] === k && t.owner[i] === owner);
-  return Array.from({ length: turns }, (_, k) => {
-    const obs = of(k, OWNER.tool);
-    return { call: tok.decode(of(k, OWNER.policy)), obs: obs.length ? tok.decode(obs) : null };
+  const calls: { call: number[]; obs: number[] }[] = [];
+  t.ids.forEach((id, i) => {
+    const owner = t.owner[i];
+    if (owner !== OWNER.policy && owner !== OWNER.tool) return;
+    const k = t.turn[i];
+    while (calls.length <= k) calls.push({ call: [], obs: [] });
+    (owner === OWNER.policy ? calls[k].call : calls[k].obs).push(id);
   });
+  return calls.map((c) => ({ call: tok.decode(c.call), obs: c.obs.length ? tok.decode(c.obs) : null }));
 }
 
 /** Pad each row to `length` with `value` (rows longer than `length` are an error). */

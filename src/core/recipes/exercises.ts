@@ -1,6 +1,7 @@
 /** The chapter's exercises as recipe variants: budget curriculum, remaining budget, loss mode (and more below). */
 import * as tf from '@tensorflow/tfjs-core';
 import type { ContextPolicy } from '../context/policy.js';
+import { parseCall } from '../gym/env.js';
 import { type CallText, callTexts, collate, type Trajectory } from '../gym/episode.js';
 import { makeTasks } from '../gym/tasks.js';
 import type { Tokenizer } from '../gym/tokenizer.js';
@@ -257,7 +258,10 @@ export function editAfterRead(
   trajs: readonly Pick<Trajectory, 'ids' | 'owner' | 'turn' | 'info'>[],
   tok: { decode(ids: readonly number[]): string },
 ): number {
-  const isCall = (tool: string) => (c: CallText) => c.call.startsWith(`<call> ${tool} `);
+  const isCall = (tool: string) => (c: CallText) => {
+    const parsed = parseCall(c.call);
+    return parsed.ok && parsed.tool === tool;
+  };
   const readers = trajs.filter((t) => t.info.reads > 0).map((t) => callTexts(t, tok));
   const editing = readers.filter((calls) =>
     calls.slice(calls.findIndex(isCall('read'))).some(isCall('edit')),

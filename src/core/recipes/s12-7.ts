@@ -1,5 +1,5 @@
 /** Section 12.7: the design questions: immediate submit, never submit, truncation, context overflow. */
-import { makeEnv } from '../gym/env.js';
+import { makeEnv, parseCall } from '../gym/env.js';
 import { callTexts, type Trajectory } from '../gym/episode.js';
 import { makeReward } from '../gym/rewards.js';
 import { observationOf, runScripted, type ScriptedPolicy } from '../gym/scripted.js';
@@ -197,11 +197,12 @@ export function submitEvidence(
     let editDone = false;
     let verdict: 'PASS' | 'FAIL' | null = null;
     for (const { call, obs } of callTexts(t, tok)) {
+      const parsed = parseCall(call);
       // The observation's first word (exercise 4 appends the turns left).
       const word = obs?.split(' ')[0];
-      if (call.startsWith('<call> edit ') && word === 'ok') editDone = true;
-      else if (editDone && call === '<call> test </call>' && (word === 'PASS' || word === 'FAIL'))
-        verdict = word;
+      if (!parsed.ok) continue;
+      if (parsed.tool === 'edit' && word === 'ok') editDone = true;
+      else if (editDone && parsed.tool === 'test' && (word === 'PASS' || word === 'FAIL')) verdict = word;
     }
     if (verdict) {
       checked++;

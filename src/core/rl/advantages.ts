@@ -88,8 +88,7 @@ export function outcomeRewards(verdict: readonly number[], mask: readonly (reado
 export interface PerCallRewardOptions {
   /**
    * The verdict of a submission that fails the hidden test. Default 0, the chapter's
-   * `float(submitted and hidden_pass)`; -1 for section 12.7's never-submit run. Unsubmitted
-   * episodes always get verdict 0.
+   * `float(submitted and hidden_pass)`; -1 for section 12.7's never-submit run.
    */
   wrongSubmit?: number;
   /** The verdict of an unsubmitted episode (default 0; `RewardSpec.unsubmitted`). */

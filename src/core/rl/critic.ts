@@ -184,9 +184,10 @@ export interface CreditState {
 }
 
 /**
- * The advantage function of `train_credit`: per-call rewards (every term of the run's reward), critic values, token- or turn-level
- * GAE (gamma 1, lambda `lam`), whitened over the policy tokens; then one critic step on the batch's
- * returns-to-go (the critic update does not change this step's advantages).
+ * The advantage function of `train_credit`: per-call rewards (every term of the run's reward),
+ * critic values, token- or turn-level GAE (gamma 1, lambda `lam`), whitened over the policy
+ * tokens; then one critic step on the batch's returns-to-go (the critic update does not change
+ * this step's advantages).
  */
 export function creditAdvantages(
   scheme: 'token' | 'turn',

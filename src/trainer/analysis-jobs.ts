@@ -15,7 +15,7 @@ import { makeTasks, randomizeNames, type Task } from '../core/gym/tasks.js';
 import type { Tokenizer } from '../core/gym/tokenizer.js';
 import { fromTrajectoryJSON, type TrajectoryJSON, toTrajectoryJSON } from '../core/gym/trajectory-json.js';
 import { loadCheckpoint } from '../core/model/checkpoint.js';
-import { sequenceLogProbs } from '../core/model/sampler.js';
+import { sequenceLogProbs } from '../core/model/logprobs.js';
 import type { TinyAgent } from '../core/model/tinyagent.js';
 import { resolveCheckpoint } from '../core/paths.js';
 import type {

@@ -10,7 +10,6 @@ import {
   buildTokenizer,
   ConfigError,
   collate,
-  computeAdvantages,
   contextRolloutBatch,
   episodeGroups,
   initBackend,
@@ -76,14 +75,6 @@ describe('RLConfig', () => {
 });
 
 describe('advantages and statistics', () => {
-  it('computeAdvantages normalises within each group and gives 0 to a group of equal rewards', () => {
-    const a = computeAdvantages([1, 0, 0, 0, 1, 1, 1, 1], 4);
-    assert.ok(Math.abs(a[0] - Math.sqrt(3)) < 1e-5);
-    assert.ok(Math.abs(a[1] + 1 / Math.sqrt(3)) < 1e-5);
-    assert.deepEqual(a.slice(4), [0, 0, 0, 0]);
-    assert.throws(() => computeAdvantages([1, 2, 3], 2), /do not split into groups/);
-  });
-
   it('behaviorStats averages the infos', () => {
     const info = (o: Partial<Trajectory['info']>) =>
       ({

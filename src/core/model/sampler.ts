@@ -9,7 +9,6 @@ import type { Env } from '../gym/env.js';
 import { Episode, MAX_CALL_TOKENS, makeTrajectory, type Trajectory } from '../gym/episode.js';
 import type { Task } from '../gym/tasks.js';
 import type { Tokenizer } from '../gym/tokenizer.js';
-import { selectedLogProbs } from '../rl/loss.js';
 import type { Rng } from '../rng.js';
 import { embed, layerNorm, matmulTransposed } from './layers.js';
 import type { TinyAgent } from './tinyagent.js';
@@ -258,16 +257,4 @@ export function rolloutBatch(
   opts: RolloutOptions = {},
 ): Trajectory[] {
   return lockstepRollout(model, envs, tasks, tok, rng, opts).trajs;
-}
-
-/**
- * Log-prob of each next token under the model, over whole sequences: ids [B, T] -> [B, T-1]
- * (the chapter's `sequence_log_probs`).
- */
-export function sequenceLogProbs(model: TinyAgent, ids: tf.Tensor2D): tf.Tensor2D {
-  return tf.tidy(() => {
-    const [B, T] = ids.shape;
-    const logits = tf.slice(model.logits(ids), [0, 0, 0], [B, T - 1, model.config.vocabSize]) as tf.Tensor3D;
-    return selectedLogProbs(logits, tf.slice(ids, [0, 1], [B, T - 1]) as tf.Tensor2D);
-  });
 }

@@ -17,6 +17,7 @@ import { type BehaviorStats, type EnvFactory, evaluate } from '../rl/grpo.js';
 import { type AdvantageFn, type StepRecord, trainRl } from '../rl/train.js';
 import { createRun, writeSummary } from '../runs/run-files.js';
 import { lateMeans } from '../runs/train-run.js';
+import { runRecorder } from '../runs/training-state.js';
 import { backendInfo } from '../tf/backend.js';
 import { slug } from './train-arms.js';
 import type { RecipeContext } from './types.js';
@@ -100,11 +101,10 @@ export async function trainPolicyArm(
   });
   const policy = loadBase(ctx, from);
   const history = await trainRl(policy, arm.tasks ?? makeTasks('train'), ctx.tok, arm.cfg, ctx.steps, {
-    runDir,
+    record: runRecorder(runDir, ctx.tok, { checkpointEvery: 10 }),
     envFactory: arm.envFactory,
     advantages: arm.advantages,
     cfgAt: arm.cfgAt,
-    checkpointEvery: 10,
     onStep: (rec, trajs) => {
       arm.onStep?.(rec, trajs);
       ctx.onStep?.(arm.name, rec, ctx.steps);

@@ -3,10 +3,11 @@ import * as tf from '@tensorflow/tfjs-core';
 import { collate, OWNER, OWNER_NAMES } from '../gym/episode.js';
 import { makeTasks } from '../gym/tasks.js';
 import { loadCheckpoint } from '../model/checkpoint.js';
+import { selectedLogProbs } from '../model/logprobs.js';
 import { baseCheckpointDir } from '../paths.js';
 import { makeRLConfig } from '../rl/config.js';
 import { defaultEnvFactory, sampleGroups } from '../rl/grpo.js';
-import { reinforceLoss, selectedLogProbs } from '../rl/loss.js';
+import { ppoClipLoss } from '../rl/loss.js';
 import { Rng } from '../rng.js';
 import type { Recipe } from './types.js';
 
@@ -30,14 +31,18 @@ export const recipe121Mask: Recipe = {
     const batch = collate(trajs, ctx.tok.padId);
     const B = trajs.length;
     const T = batch.ids[0].length;
-    // logits = base(ids)[:, :-1] as a leaf; loss = reinforce_loss(selected_log_probs(logits, ids[:, 1:]), 1, mask)
+    // logits = base(ids)[:, :-1] as a leaf; loss = the clipped loss of selected_log_probs(logits, ids[:, 1:]), A = 1
     const touched = tf.tidy(() => {
       const ids = tf.tensor2d(batch.ids, undefined, 'int32');
       const logits = tf.slice(base.logits(ids), [0, 0, 0], [B, T - 1, ctx.tok.size]) as tf.Tensor3D;
       const next = tf.slice(ids, [0, 1], [B, T - 1]) as tf.Tensor2D;
       const mask = tf.tensor2d(batch.actionMask);
-      const grad = tf.grad((l: tf.Tensor) =>
-        reinforceLoss(selectedLogProbs(l as tf.Tensor3D, next), tf.ones([B]) as tf.Tensor1D, mask),
+      // The training loss at ratio 1 (oldLogp = logp's value): its gradient is REINFORCE's.
+      const old = selectedLogProbs(logits, next);
+      const adv = tf.ones([B]) as tf.Tensor1D;
+      const grad = tf.grad(
+        (l: tf.Tensor) =>
+          ppoClipLoss(selectedLogProbs(l as tf.Tensor3D, next), old, adv, mask, cfg.clip, cfg.lossMode).loss,
       )(logits);
       return tf.greater(tf.sum(tf.abs(grad), -1), 0).arraySync() as unknown as boolean[][];
     });

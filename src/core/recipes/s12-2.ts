@@ -13,13 +13,14 @@ import {
   callTable,
   explainedVariance,
   gaeAdvantages,
+  groupAdvantages,
   perCallRewards,
   returnsToGo,
   turnAdvantages,
 } from '../rl/advantages.js';
 import { makeRLConfig } from '../rl/config.js';
 import { type CreditState, creditAdvantages, criticValuesOf, warmCritic } from '../rl/critic.js';
-import { computeAdvantages, defaultEnvFactory, sampleGroups } from '../rl/grpo.js';
+import { defaultEnvFactory, sampleGroups } from '../rl/grpo.js';
 import { Rng } from '../rng.js';
 import { trainArms, windowMean } from './train-arms.js';
 import type { Figure, Recipe, RecipeContext } from './types.js';
@@ -132,7 +133,7 @@ export const recipe122: Recipe = {
           ctx.tok,
           new Rng(seed + i),
         );
-        const adv = computeAdvantages(
+        const adv = groupAdvantages(
           trajs.map((x) => x.reward),
           8,
         );

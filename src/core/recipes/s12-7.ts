@@ -7,7 +7,7 @@ import { inferOp, makeTasks, OPS, randomizeNames } from '../gym/tasks.js';
 import { maskedTruncationAdvantages } from '../rl/advantages.js';
 import { envOptions, type RLConfig } from '../rl/config.js';
 import { behaviorStats, sampleGroups } from '../rl/grpo.js';
-import { type AdvantageFn, outcomeAdvantages, type StepRecord } from '../rl/train.js';
+import { type AdvantageFn, groupAdvantageFn, type StepRecord } from '../rl/train.js';
 import { Rng } from '../rng.js';
 import {
   armConfig,
@@ -390,9 +390,9 @@ export const recipe127Truncation: Recipe = {
     // Option (a) of the chapter: running out of turns scores like a failed submission.
     const failCfg = neverConfig(ctx, { reward: makeReward('hidden', { wrongSubmit: -1, unsubmitted: -1 }) });
     for (const arm of [
-      { name: 'truncation = 0', cfg, advantages: outcomeAdvantages },
+      { name: 'truncation = 0', cfg, advantages: groupAdvantageFn },
       { name: 'truncation masked', cfg, advantages: maskedTruncation },
-      { name: 'truncation = -1', cfg: failCfg, advantages: outcomeAdvantages },
+      { name: 'truncation = -1', cfg: failCfg, advantages: groupAdvantageFn },
     ]) {
       const perStep: AdvantageSignal[] = [];
       const race: SubmitEvidence[] = [];

@@ -11,12 +11,12 @@ import { makeEnv } from '../gym/env.js';
 import type { Batch, Trajectory } from '../gym/episode.js';
 import { randomizeNames, type Task } from '../gym/tasks.js';
 import type { Tokenizer } from '../gym/tokenizer.js';
+import { selectedLogProbs } from '../model/logprobs.js';
 import { rolloutBatch } from '../model/sampler.js';
 import type { TinyAgent } from '../model/tinyagent.js';
 import { Rng } from '../rng.js';
-import { groupAdvantages } from './advantages.js';
 import { envOptions, type RLConfig } from './config.js';
-import { aggregate, selectedLogProbs } from './loss.js';
+import { ppoClipLoss } from './loss.js';
 
 export type EnvFactory = () => Env;
 
@@ -96,14 +96,6 @@ export function sampleStep(
   while (chosen.length < cfg.promptsPerStep)
     chosen.push(...rng.shuffle(tasks).slice(0, cfg.promptsPerStep - chosen.length));
   return { ...sampleGroupsWithCalls(policy, envFactory, chosen, tok, cfg, rng), tasks: chosen };
-}
-
-/**
- * Group-normalised outcome advantages [B] (the chapter's `compute_advantages`): each episode's
- * reward minus its group's mean, over the group's population std (0 for a group of equal rewards).
- */
-export function computeAdvantages(rewards: readonly number[], groupSize: number): number[] {
-  return groupAdvantages(rewards, groupSize);
 }
 
 export interface UpdateStats {
@@ -200,21 +192,16 @@ export function rlUpdate(
             logits as tf.Tensor3D,
             tf.slice(ids, [0, 1], [rows.length, mb.T - 1]),
           );
-          const ratio = tf.exp(tf.sub(logp, old));
-          const surr1 = tf.mul(ratio, adv);
-          const surr2 = tf.mul(tf.clipByValue(ratio, 1 - cfg.clip, 1 + cfg.clip), adv);
-          const loss = aggregate(tf.neg(tf.minimum(surr1, surr2)) as tf.Tensor2D, mask, cfg.lossMode);
+          const terms = ppoClipLoss(logp, old, adv, mask, cfg.clip, cfg.lossMode);
           // diagnostics: computed on the tape but not part of the loss, so they add no gradient
-          tf.tidy(() => {
-            const r = ratio;
-            const lr = tf.sub(logp, old);
-            const clippedT = tf.cast(tf.greater(tf.abs(tf.sub(r, 1)), cfg.clip), 'float32');
-            diag.clipped = tf.sum(tf.mul(clippedT, mask)).dataSync()[0];
-            diag.kl = tf.sum(tf.mul(tf.sub(tf.sub(r, 1), lr), mask)).dataSync()[0];
+          diag.clipped = terms.clippedTokens.dataSync()[0];
+          diag.kl = terms.klSum.dataSync()[0];
+          diag.ent = tf.tidy(() => {
             const lsm = tf.logSoftmax(logits);
             const ent = tf.neg(tf.sum(tf.mul(tf.exp(lsm), lsm), -1));
-            diag.ent = tf.sum(tf.mul(ent, mask)).dataSync()[0];
+            return tf.sum(tf.mul(ent, mask)).dataSync()[0];
           });
+          const loss = terms.loss;
           return loss as tf.Scalar;
         }, vars);
         stats.loss += value.dataSync()[0] * nTok;

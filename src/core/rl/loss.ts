@@ -1,19 +1,11 @@
 /**
- * Policy-gradient losses on TF.js tensors. Shapes as in the chapter: logits [B, T, V], ids [B, T],
- * masks and log-probs [B, T] over predicted positions.
+ * The policy-gradient loss on TF.js tensors: the one GRPO trains with and the mask debugger checks.
+ * Shapes as in the chapter: log-probs, masks and advantages [B, T] over predicted positions.
  */
 import * as tf from '@tensorflow/tfjs-core';
 
 export type LossMode = 'token_mean' | 'seq_mean_token_mean';
-
-/** Log-prob of each id under the logits: [B, T, V], [B, T] -> [B, T]. */
-export function selectedLogProbs(logits: tf.Tensor3D, ids: tf.Tensor2D): tf.Tensor2D {
-  return tf.tidy(() => {
-    const logp = tf.logSoftmax(logits);
-    const onehot = tf.oneHot(tf.cast(ids, 'int32'), logits.shape[2]);
-    return tf.sum(tf.mul(logp, onehot), -1) as tf.Tensor2D;
-  });
-}
+export const LOSS_MODES: readonly LossMode[] = ['token_mean', 'seq_mean_token_mean'];
 
 /** Mean of x over positions where mask is 1 (a scalar). */
 export function maskedMean(x: tf.Tensor, mask: tf.Tensor): tf.Scalar {
@@ -35,18 +27,39 @@ export function aggregate(terms: tf.Tensor2D, mask: tf.Tensor2D, mode: LossMode)
   });
 }
 
+/** The clipped surrogate and its diagnostics (sums over masked positions, for weighting by tokens). */
+export interface PpoClipLoss {
+  /** -min(ratio * A, clip(ratio, 1 - clip, 1 + clip) * A), aggregated over the mask by the loss mode. */
+  loss: tf.Scalar;
+  /** Masked positions whose ratio lies outside [1 - clip, 1 + clip]. */
+  clippedTokens: tf.Scalar;
+  /** Sum over masked positions of (ratio - 1) - log ratio (an estimate of KL(old || new) times the count). */
+  klSum: tf.Scalar;
+}
+
 /**
- * REINFORCE loss: -A * log p on masked tokens, aggregated by `mode`. `advantages` is [B] (one per
- * sequence) or [B, T] (per token).
+ * The PPO-clipped policy-gradient loss: logp, oldLogp, mask [B, T]; adv [B] (one per sequence) or
+ * [B, T]. With oldLogp equal to logp's value the ratio is 1 and the gradient is REINFORCE's,
+ * -A * dlogp, on the masked positions (what the mask debugger relies on).
  */
-export function reinforceLoss(
-  logps: tf.Tensor2D,
-  advantages: tf.Tensor1D | tf.Tensor2D,
+export function ppoClipLoss(
+  logp: tf.Tensor2D,
+  oldLogp: tf.Tensor2D,
+  adv: tf.Tensor1D | tf.Tensor2D,
   mask: tf.Tensor2D,
-  mode: LossMode = 'token_mean',
-): tf.Scalar {
+  clip: number,
+  mode: LossMode,
+): PpoClipLoss {
   return tf.tidy(() => {
-    const adv = advantages.rank === 1 ? tf.expandDims(advantages, 1) : advantages;
-    return aggregate(tf.neg(tf.mul(adv, logps)) as tf.Tensor2D, mask, mode);
+    const a = adv.rank === 1 ? tf.expandDims(adv, 1) : adv;
+    const logRatio = tf.sub(logp, oldLogp);
+    const ratio = tf.exp(logRatio);
+    const surr1 = tf.mul(ratio, a);
+    const surr2 = tf.mul(tf.clipByValue(ratio, 1 - clip, 1 + clip), a);
+    const loss = aggregate(tf.neg(tf.minimum(surr1, surr2)) as tf.Tensor2D, mask, mode);
+    const outside = tf.cast(tf.greater(tf.abs(tf.sub(ratio, 1)), clip), 'float32');
+    const clippedTokens = tf.sum(tf.mul(outside, mask)) as tf.Scalar;
+    const klSum = tf.sum(tf.mul(tf.sub(tf.sub(ratio, 1), logRatio), mask)) as tf.Scalar;
+    return { loss, clippedTokens, klSum };
   });
 }

@@ -3,8 +3,8 @@
  * gradient to, against which positions the policy owns? Every mismatch is a mask bug.
  *
  * For one episode (ids [T], owner [T], actionMask [T-1]) we build logits [1, T-1, V] from a
- * logits source, compute `reinforceLoss(selectedLogProbs(logits, targets), advantages = 1,
- * lossMask)`, take its gradient with respect to the logits and call position i "touched" when
+ * logits source, compute the training loss `ppoClipLoss(logp, oldLogp = logp, advantages = 1,
+ * lossMask)` (at ratio 1 its gradient is REINFORCE's), take its gradient with respect to the logits and call position i "touched" when
  * sum over V of |dL/dlogits[0, i, :]| > 0. Position i predicts token i+1, so it is "owned by the
  * policy" exactly when token i+1 was sampled by the policy (and is still in the sequence).
  *
@@ -29,8 +29,12 @@
  */
 import * as tf from '@tensorflow/tfjs-core';
 import { OWNER, OWNER_NAMES, type OwnerName } from '../gym/episode.js';
+import { selectedLogProbs } from '../model/logprobs.js';
 import { Rng } from '../rng.js';
-import { reinforceLoss, selectedLogProbs } from './loss.js';
+import { ppoClipLoss } from './loss.js';
+
+/** The clip range of the checked loss (any value in (0, 1): at ratio 1 no position is clipped). */
+const CHECK_CLIP = 0.2;
 
 export const MASK_BUGS = ['correct', 'tool', 'template', 'shift', 'zero', 'truncated'] as const;
 export type MaskBug = (typeof MASK_BUGS)[number];
@@ -190,7 +194,12 @@ export function maskCheck(ep: MaskCheckEpisode, opts: MaskCheckOptions = {}): Ma
     const targetT = tf.tensor2d([targets], [1, T - 1], 'int32');
     const maskT = tf.tensor2d([inj.lossMask], [1, T - 1], 'float32');
     const adv = tf.ones([1]) as tf.Tensor1D;
-    const f = (x: tf.Tensor) => reinforceLoss(selectedLogProbs(x as tf.Tensor3D, targetT), adv, maskT);
+    // The loss that trains, at ratio 1 (oldLogp = logp's value, a constant): its gradient is
+    // REINFORCE's, -A * dlogp on the masked positions.
+    const old = selectedLogProbs(logits, targetT);
+    const f = (x: tf.Tensor) =>
+      ppoClipLoss(selectedLogProbs(x as tf.Tensor3D, targetT), old, adv, maskT, CHECK_CLIP, 'token_mean')
+        .loss;
     const { value, grad } = tf.valueAndGrad(f)(logits);
     return { grad: tf.sum(tf.abs(grad), -1), loss: value }; // [1, T-1], scalar
   });

@@ -21,10 +21,10 @@ import { runScripted, uninformed } from '../gym/scripted.js';
 import { compactSource, randomizeNames, singleTurn, type Task } from '../gym/tasks.js';
 import type { Tokenizer } from '../gym/tokenizer.js';
 import { MixedTurnEnv } from '../gym/variants.js';
+import { selectedLogProbs } from '../model/logprobs.js';
 import { defaultModelConfig, TinyAgent } from '../model/tinyagent.js';
 import { Rng } from '../rng.js';
 import { clipGradients } from './grpo.js';
-import { selectedLogProbs } from './loss.js';
 
 export interface BaseOptions {
   seed?: number;

@@ -13,9 +13,10 @@ import type { TinyAgent } from '../model/tinyagent.js';
 import { resolveCheckpoint } from '../paths.js';
 import { makeRLConfig, type RLConfig } from '../rl/config.js';
 import { type BehaviorStats, type EnvFactory, evaluate } from '../rl/grpo.js';
-import { type AdvantageFn, loadTrainingState, type StepRecord, trainRl } from '../rl/train.js';
+import { type AdvantageFn, type StepRecord, trainRl } from '../rl/train.js';
 import { backendInfo } from '../tf/backend.js';
 import { createRun, type RunMeta, readMeta, readRun, writeSummary } from './run-files.js';
+import { loadTrainingState, runRecorder } from './training-state.js';
 
 export interface TrainRunOptions {
   runDir: string;
@@ -77,12 +78,11 @@ export async function trainRun(o: TrainRunOptions): Promise<TrainRunResult> {
     ? (readRun(o.runDir).history as unknown as StepRecord[]).filter((h) => h.step < startStep)
     : [];
   const history = await trainRl(policy, makeTasks('train'), o.tok, o.cfg, o.steps, {
-    runDir: o.runDir,
+    record: runRecorder(o.runDir, o.tok, { checkpointEvery: 10 }),
     envFactory: o.envFactory,
     advantages: o.advantages,
     cfgAt: o.cfgAt,
     stepStats: o.stepStats,
-    checkpointEvery: 10,
     startStep,
     rngState: resumeState?.rngState,
     optimizer: resumeState?.optimizer,

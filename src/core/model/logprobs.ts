@@ -1,0 +1,27 @@
+/**
+ * Log-probabilities of given tokens under a model's logits (the chapter's `selected_log_probs` and
+ * `sequence_log_probs`). They belong to the model: the sampler records them, the losses consume them.
+ */
+import * as tf from '@tensorflow/tfjs-core';
+import type { TinyAgent } from './tinyagent.js';
+
+/** Log-prob of each id under the logits: [B, T, V], [B, T] -> [B, T]. */
+export function selectedLogProbs(logits: tf.Tensor3D, ids: tf.Tensor2D): tf.Tensor2D {
+  return tf.tidy(() => {
+    const logp = tf.logSoftmax(logits);
+    const onehot = tf.oneHot(tf.cast(ids, 'int32'), logits.shape[2]);
+    return tf.sum(tf.mul(logp, onehot), -1) as tf.Tensor2D;
+  });
+}
+
+/**
+ * Log-prob of each next token under the model, over whole sequences: ids [B, T] -> [B, T-1]
+ * (the chapter's `sequence_log_probs`).
+ */
+export function sequenceLogProbs(model: TinyAgent, ids: tf.Tensor2D): tf.Tensor2D {
+  return tf.tidy(() => {
+    const [B, T] = ids.shape;
+    const logits = tf.slice(model.logits(ids), [0, 0, 0], [B, T - 1, model.config.vocabSize]) as tf.Tensor3D;
+    return selectedLogProbs(logits, tf.slice(ids, [0, 1], [B, T - 1]) as tf.Tensor2D);
+  });
+}

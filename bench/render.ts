@@ -23,18 +23,18 @@ import {
   toTrajectoryJSON,
   uninformed,
 } from '../src/core/index.js';
-import type { CreditResult } from '../src/core/protocol.js';
 import { appendEpisodes, appendHistory, createRun } from '../src/core/runs/run-files.js';
 import { runSeries } from '../src/extension/dashboard-data.js';
 import { describeEpisode, RunIndex } from '../src/extension/run-index.js';
+import type { CreditResult } from '../src/protocol/trainer.js';
 
 /** The explorer's page size (src/extension/run-tree.ts; that module needs vscode). */
 const PAGE = 100;
 
 import { renderDashboard } from '../webview/charts.js';
-import { stripView } from '../webview/context.js';
 import { renderCreditBars } from '../webview/credit.js';
-import { renderTokenStrip } from '../webview/render.js';
+import { renderTokenStrip } from '../webview/strip.js';
+import { stripView } from '../webview/view-model.js';
 
 const tok = buildTokenizer(makeTasks('all'));
 const doc = () => parseHTML('<!doctype html><html><body></body></html>').document as unknown as Document;

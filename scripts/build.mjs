@@ -38,6 +38,8 @@ const bundles = [
     outfile: 'dist/webview.js',
     platform: 'browser',
     format: 'iife',
+    // The webview loads this bundle on every panel open: minified (the source map keeps it readable).
+    minify: true,
   },
 ];
 

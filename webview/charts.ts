@@ -4,7 +4,7 @@
  * a mean ± sd band; recipe tables as tables. Pure: data in, DOM out.
  */
 import { area, axisBottom, axisLeft, extent, line, scaleLinear, select } from 'd3';
-import { CURVE_METRICS, type RunSeries, type TableData } from '../src/core/inspector-protocol.js';
+import { CURVE_METRICS, type RunSeries, type TableData } from '../src/protocol/webview.js';
 
 export const METRIC_LABELS: Record<string, string> = {
   pass_rate: 'pass rate',
@@ -71,7 +71,7 @@ export function renderCurveChart(
   const margin = { top: 26, right: 14, bottom: 30, left: 44 };
   const all = series.flatMap((s) => s.points);
   const [x0, x1] = extent(all, (p) => p.step) as [number | undefined, number | undefined];
-  const lo = Math.min(...all.map((p) => p.value - p.sd), metric === 'reward' ? 0 : 0);
+  const lo = Math.min(...all.map((p) => p.value - p.sd), 0);
   const hi = Math.max(...all.map((p) => p.value + p.sd), metric === 'pass_rate' ? 1 : 0.1);
   const x = scaleLinear()
     .domain([x0 ?? 0, Math.max(x1 ?? 1, (x0 ?? 0) + 1)])

@@ -1,78 +1,21 @@
 /**
- * The context-policy views of the inspector: what one call saw under a policy (computed here with
- * the core's `contextView`), the policy editor (full, keep_obs = k, truncate oldest, summarise)
- * with rerun / re-evaluate / retrain, and the comparison of the result with the original (the
- * cross table of figure 12.3 once several models and contexts are evaluated).
+ * The context editor: the call picker, the policy form (full, keep_obs = k, truncate oldest,
+ * summarise) with rerun / re-evaluate / retrain, and the comparison of the result with the original
+ * (the cross table of figure 12.3 once several models and contexts are evaluated).
  */
-import {
-  type ContextPolicy,
-  contextView,
-  describeContextPolicy,
-  MAX_VIEW_TOKENS,
-} from '../src/core/context/policy.js';
-import { OWNER } from '../src/core/gym/episode.js';
-import { makeTasks } from '../src/core/gym/tasks.js';
-import { buildTokenizer, type Tokenizer } from '../src/core/gym/tokenizer.js';
+import { type ContextPolicy, describeContextPolicy, MAX_VIEW_TOKENS } from '../src/core/context/policy.js';
 import type { TrajectoryJSON } from '../src/core/gym/trajectory-json.js';
-import { policyLabel } from '../src/core/inspector-protocol.js';
-import type { EvalCell, Handlers, ViewModel } from './render.js';
-import { renderTokenStrip } from './render.js';
+import { policyLabel } from '../src/protocol/webview.js';
+import { renderTokenStrip } from './strip.js';
 import { makeButton, makeDropdown, makeNumberField } from './toolkit.js';
-
-let tokenizer: Tokenizer | null = null;
-/** The gym's tokenizer (the same vocabulary as the host's), built once. */
-function tok(): Tokenizer {
-  tokenizer ??= buildTokenizer(makeTasks('all'));
-  return tokenizer;
-}
-
-/** A call's view, indexed by the episode's tokens. */
-export interface StripView {
-  call: number;
-  /** [T] true when token i is in the view (meaningful for i < prefixLength). */
-  kept: boolean[];
-  /** Tokens before the call starts. */
-  prefixLength: number;
-  /** Tokens the call saw (the view's length, placeholders included). */
-  visible: number;
-  /** Emptied or summarised observations, by the episode index of their `<obs>` token. */
-  placeholders: { obsIndex: number; turn: number; dropped: number; summary?: string }[];
-  droppedTurns: number[];
-}
-
-/** The calls of an episode: index and text (`<call> read </call>`), in order. */
-export function episodeCalls(ep: TrajectoryJSON): { k: number; text: string }[] {
-  const out = new Map<number, string[]>();
-  ep.owner.forEach((o, i) => {
-    if (o !== OWNER.policy) return;
-    const list = out.get(ep.turn[i]) ?? [];
-    list.push(ep.tokens[i]);
-    out.set(ep.turn[i], list);
-  });
-  return [...out].map(([k, toks]) => ({ k, text: toks.join(' ') }));
-}
-
-/** What call k of the episode saw under the policy (core `contextView`), indexed by episode tokens. */
-export function stripView(ep: TrajectoryJSON, k: number, policy: ContextPolicy): StripView {
-  const v = contextView(ep, k, policy, tok());
-  const obsIndex = (turn: number) =>
-    ep.ids.findIndex(
-      (id, i) => ep.owner[i] === OWNER.template && ep.turn[i] === turn && id === tok().obsStartId,
-    );
-  return {
-    call: k,
-    kept: v.kept,
-    prefixLength: v.prefixLength,
-    visible: v.ids.length,
-    placeholders: v.placeholders.map((p) => ({
-      obsIndex: obsIndex(p.turn),
-      turn: p.turn,
-      dropped: p.dropped,
-      ...(p.summary ? { summary: p.summary } : {}),
-    })),
-    droppedTurns: v.droppedTurns,
-  };
-}
+import {
+  type EvalCell,
+  episodeCalls,
+  type Handlers,
+  type StripView,
+  stripView,
+  type ViewModel,
+} from './view-model.js';
 
 const KIND_LABELS: Record<ContextPolicy['kind'], string> = {
   full: 'full history',

@@ -4,9 +4,9 @@
  * with d3. Without a critic, only the reward and the outcome advantage, with the host's note.
  */
 import { axisLeft, scaleBand, scaleLinear, select } from 'd3';
-import type { CreditResult } from '../src/core/protocol.js';
 import type { CallRow } from '../src/core/rl/advantages.js';
-import type { Handlers, ViewModel } from './render.js';
+import type { CreditResult } from '../src/protocol/trainer.js';
+import type { Handlers, ViewModel } from './view-model.js';
 
 /** The bar series of the chart, in drawing order. */
 export const CREDIT_SERIES: { key: keyof CallRow; label: string; critic: boolean }[] = [

@@ -5,11 +5,10 @@
 import {
   type DashboardState,
   type FromDashboard,
-  parseDashboardState,
   parseToDashboard,
   type RunSeries,
   type TableData,
-} from '../src/core/inspector-protocol.js';
+} from '../src/protocol/webview.js';
 import { renderDashboard, svgForExport } from './charts.js';
 
 interface VsCodeApi {
@@ -21,7 +20,6 @@ declare function acquireVsCodeApi(): VsCodeApi;
 
 export function startDashboard(app: HTMLElement): void {
   const vscode = acquireVsCodeApi();
-  parseDashboardState(vscode.getState()); // the host's serializer reads it
   let data: { runs: RunSeries[]; tables: TableData[]; notes: string[] } = { runs: [], tables: [], notes: [] };
   let status = '';
 

@@ -5,17 +5,19 @@
  * (getState) and a window reload (the host's serializer gets it back).
  */
 import type { ContextPolicy } from '../src/core/context/policy.js';
+import type { MaskBug } from '../src/core/rl/mask-bugs.js';
 import {
   type FromWebview,
   type InspectorState,
   parseInspectorState,
   parseToWebview,
   policyLabel,
-} from '../src/core/inspector-protocol.js';
-import type { MaskBug } from '../src/core/rl/mask-check.js';
+} from '../src/protocol/webview.js';
 import { mostCalls } from './context.js';
-import { currentView, idleJob, renderDetail, renderInspector, type ViewModel } from './render.js';
+import { renderInspector } from './page.js';
+import { renderDetail } from './strip.js';
 import { registerToolkit } from './toolkit.js';
+import { currentView, idleJob, type ViewModel } from './view-model.js';
 
 interface VsCodeApi {
   postMessage(m: FromWebview): void;

@@ -1,8 +1,6 @@
 /** `episode-lab gym` and `episode-lab tasks`: the gym without any model. */
 import {
-  blindGuesser,
   buildTokenizer,
-  commonestOp,
   compactSource,
   inferOp,
   makeEnv,
@@ -10,17 +8,18 @@ import {
   makeTasks,
   randomizeNames,
   runScripted,
-  SCRIPTED,
+  SCRIPTED_POLICIES,
   type ScriptedPolicy,
+  type ScriptedPolicyName,
   type Split,
+  scriptedPolicyByName,
+  TASK_SPLITS,
   type Task,
   toTrajectoryJSON,
 } from '../core/index.js';
 import { Rng } from '../core/rng.js';
 import { type Command, UsageError } from './args.js';
 import { legend, renderEpisode, renderSummary } from './render.js';
-
-export const SPLITS = ['train', 'heldout', 'all'] as const;
 
 /** Resolve `--task` (an index into the split or a task id) to a task. */
 export function pickTask(split: Split | 'all', which: string): Task {
@@ -39,20 +38,15 @@ export function pickTask(split: Split | 'all', which: string): Task {
   return t;
 }
 
-export function scriptedPolicy(name: string): ScriptedPolicy {
-  if (name === 'blind') return blindGuesser(commonestOp(makeTasks('train')));
-  return SCRIPTED[name];
-}
-
 export const gymCommand: Command = {
   name: 'gym',
   summary: 'Run one episode of the BugFix gym with a scripted policy and print it, tokens coloured by owner.',
   options: {
-    split: { type: 'string', choices: SPLITS, default: 'train', help: 'task split' },
+    split: { type: 'string', choices: TASK_SPLITS, default: 'train', help: 'task split' },
     task: { type: 'string', default: '0', metavar: 'N|ID', help: 'task index in the split, or a task id' },
     policy: {
       type: 'string',
-      choices: ['oracle', 'blind', 'uninformed', 'malformed'],
+      choices: SCRIPTED_POLICIES,
       default: 'oracle',
       help: 'scripted policy',
     },
@@ -83,7 +77,7 @@ export const gymCommand: Command = {
         unsubmitted: o.unsubmitted as number,
       }),
     });
-    const traj = runScripted(scriptedPolicy(o.policy as string), env, task, tok, rng);
+    const traj = runScripted(scriptedPolicyByName(o.policy as ScriptedPolicyName), env, task, tok, rng);
     if (o.json) {
       process.stdout.write(`${JSON.stringify(toTrajectoryJSON(traj, tok))}\n`);
       return 0;
@@ -104,7 +98,7 @@ export const tasksCommand: Command = {
   name: 'tasks',
   summary: 'List the tasks of the BugFix gym: id, template, bug kind (and what inferOp reads), issue.',
   options: {
-    split: { type: 'string', choices: SPLITS, default: 'all', help: 'task split' },
+    split: { type: 'string', choices: TASK_SPLITS, default: 'all', help: 'task split' },
     source: { type: 'boolean', default: false, help: 'also print each buggy source' },
     json: { type: 'boolean', default: false, help: 'print JSON lines' },
   },

@@ -14,12 +14,12 @@ import {
   type RLConfig,
   type Split,
   saveCheckpoint,
+  TASK_SPLITS,
   toTrajectoryJSON,
 } from '../core/index.js';
 import { baseCheckpointDir, resolveCheckpoint } from '../core/paths.js';
 import { freshRunDir, trainRun } from '../core/runs/train-run.js';
 import { type Command, UsageError } from './args.js';
-import { SPLITS } from './gym-commands.js';
 import { legend, renderEpisode, renderSummary } from './render.js';
 
 const tok = () => buildTokenizer(makeTasks('all'));
@@ -140,7 +140,7 @@ export const sampleCommand: Command = {
       metavar: 'base|DIR',
       help: "'base', a checkpoint folder or a run folder",
     },
-    split: { type: 'string', choices: SPLITS, default: 'heldout', help: 'task split' },
+    split: { type: 'string', choices: TASK_SPLITS, default: 'heldout', help: 'task split' },
     n: { type: 'int', default: 16, min: 1, help: 'episodes per task' },
     seed: { type: 'int', default: 7, min: 0, help: 'seed (renaming and sampling)' },
     maxTurns: { type: 'int', default: 6, min: 1, help: 'turn budget' },

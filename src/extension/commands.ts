@@ -5,8 +5,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { type Job, type RunResult, SCRIPTED_POLICIES, type ScriptedPolicyName } from '../core/protocol.js';
+import { SCRIPTED_POLICIES, type ScriptedPolicyName } from '../core/gym/scripted.js';
 import { makeRLConfig } from '../core/rl/config.js';
+import type { Job, RunResult } from '../protocol/trainer.js';
 import type { Dashboard } from './dashboard.js';
 import { outcomeFromStep } from './episode-source.js';
 import type { Inspector } from './inspector.js';
@@ -122,7 +123,7 @@ export class Commands {
           return result;
         } catch (e) {
           const msg = (e as Error).message;
-          this.log(`${title}: ${e instanceof JobError && e.unavailable ? '' : 'failed: '}${msg}`);
+          this.log(`${title}: failed: ${msg}`);
           void vscode.window.showErrorMessage(`Episode Lab: ${msg}`);
           return undefined;
         } finally {

@@ -6,7 +6,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { CURVE_METRICS, type RunSeries, type TableData } from '../core/inspector-protocol.js';
+import { CURVE_METRICS, type RunSeries, type TableData } from '../protocol/webview.js';
 import type { RunIndex } from './run-index.js';
 
 /** Run folders (with a config.json) at or under `root`, up to `depth` levels down, sorted. */

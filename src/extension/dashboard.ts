@@ -10,7 +10,7 @@ import {
   parseDashboardState,
   parseFromDashboard,
   type ToDashboard,
-} from '../core/inspector-protocol.js';
+} from '../protocol/webview.js';
 import { findRuns, recipeTables, runSeries } from './dashboard-data.js';
 import { webviewHtml } from './inspector.js';
 import type { RunTreeProvider } from './run-tree.js';

@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { ContextPolicy } from '../core/context/policy.js';
 import type { TrajectoryJSON } from '../core/gym/trajectory-json.js';
+import type { Job } from '../protocol/trainer.js';
 import {
   type AnalysisOp,
   type FromWebview,
@@ -18,8 +19,7 @@ import {
   policyLabel,
   type SourceInfo,
   type ToWebview,
-} from '../core/inspector-protocol.js';
-import type { Job } from '../core/protocol.js';
+} from '../protocol/webview.js';
 import { type EpisodeSource, episodeSource } from './episode-source.js';
 import type { TrainerClient } from './trainer-client.js';
 

@@ -5,8 +5,8 @@
  * (src/core/protocol.ts); a malformed one is dropped and logged.
  */
 import { type ChildProcess, fork } from 'node:child_process';
-import type { Job, JobKind, JobResults, RecipeInfo, TrainerMessage } from '../core/protocol.js';
-import { parseTrainerMessage } from '../core/protocol.js';
+import type { Job, JobKind, JobResults, RecipeInfo, TrainerMessage } from '../protocol/trainer.js';
+import { parseTrainerMessage } from '../protocol/trainer.js';
 
 export interface JobHandlers {
   onProgress?(step: number, total: number, message: string): void;
@@ -14,15 +14,8 @@ export interface JobHandlers {
   onLog?(text: string): void;
 }
 
-/** A job that failed; `unavailable` when this build has no handler for its kind. */
-export class JobError extends Error {
-  constructor(
-    message: string,
-    readonly unavailable: boolean,
-  ) {
-    super(message);
-  }
-}
+/** A job that failed in the trainer process (its message says why). */
+export class JobError extends Error {}
 
 interface Pending {
   job: Job;
@@ -97,7 +90,7 @@ export class TrainerClient {
         reject(new Error(`the trainer process ${why} before it was ready`));
         for (const [id, p] of this.pending) {
           this.pending.delete(id);
-          p.reject(new JobError(`the trainer process ${why}; completed steps are on disk`, false));
+          p.reject(new JobError(`the trainer process ${why}; completed steps are on disk`));
         }
       });
       child.on('error', (e) => {
@@ -130,7 +123,7 @@ export class TrainerClient {
         return;
       case 'failed':
         this.pending.delete(m.id);
-        p?.reject(new JobError(m.message, m.unavailable));
+        p?.reject(new JobError(m.message));
         return;
     }
   }

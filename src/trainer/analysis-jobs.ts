@@ -18,15 +18,6 @@ import { loadCheckpoint } from '../core/model/checkpoint.js';
 import { sequenceLogProbs } from '../core/model/logprobs.js';
 import type { TinyAgent } from '../core/model/tinyagent.js';
 import { resolveCheckpoint } from '../core/paths.js';
-import type {
-  CreditResult,
-  CreditTableJob,
-  EvalContextJob,
-  EvalContextResult,
-  RerunJob,
-  RerunResult,
-  Stats,
-} from '../core/protocol.js';
 import {
   callSpans,
   callTable,
@@ -40,6 +31,15 @@ import { criticValues } from '../core/rl/critic.js';
 import { behaviorStats } from '../core/rl/grpo.js';
 import { Rng } from '../core/rng.js';
 import { readMeta } from '../core/runs/run-files.js';
+import type {
+  CreditResult,
+  CreditTableJob,
+  EvalContextJob,
+  EvalContextResult,
+  RerunJob,
+  RerunResult,
+  Stats,
+} from '../protocol/trainer.js';
 
 /** Loaded models by folder (a checkpoint rewritten in place is reloaded: the key holds its mtime). */
 const models = new Map<string, TinyAgent>();

@@ -1,21 +1,14 @@
 /**
- * The trainer's job registry: each job kind maps to one core function. The trainer process
- * (main.ts) looks a job up here; a kind with no handler answers `unavailable`, which the
- * extension shows as it is.
- *
- * EXTENSION POINT for the model, training and recipes (src/core/model, src/core/rl, recipes):
- * register `train`, `recipe` and `sampleModel` handlers below (or with `registerJob` from a
- * module imported by main.ts). A handler reports each completed step with `ctx.progress`, checks
- * `ctx.cancelled` between steps, writes its run with run-files.ts (append-only, so a cancel or a
- * kill loses no completed step) and calls `ctx.runCreated(dir)` once the run folder exists.
+ * The trainer's jobs: each job kind maps to one core function. A handler reports each completed
+ * step with `ctx.progress`, checks `ctx.cancelled` between steps, writes its run with the core's
+ * run files (append-only, so a cancel or a kill loses no completed step) and calls
+ * `ctx.runCreated(dir)` once the run folder exists.
  */
 
 import * as path from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
 import { makeTasks } from '../core/gym/tasks.js';
 import { buildTokenizer } from '../core/gym/tokenizer.js';
-import { policyLabel } from '../core/inspector-protocol.js';
-import type { Job, JobKind, JobResults } from '../core/protocol.js';
 import { runRecipe } from '../core/recipes/index.js';
 import { makeRLConfig, type RLConfig } from '../core/rl/config.js';
 import { maskCheck } from '../core/rl/mask-check.js';
@@ -23,6 +16,8 @@ import { sampleModelRun } from '../core/runs/sample-model.js';
 import { sampleScriptedRun } from '../core/runs/sample-scripted.js';
 import { freshRunDir, trainRun } from '../core/runs/train-run.js';
 import type { BackendInfo } from '../core/tf/backend.js';
+import type { Job, JobKind, JobResults } from '../protocol/trainer.js';
+import { policyLabel } from '../protocol/webview.js';
 import { creditTableJob, evalContextJob, loadModel, rerunJob, runConfig } from './analysis-jobs.js';
 
 export interface JobContext {
@@ -40,21 +35,7 @@ export type JobHandler<K extends JobKind> = (
   ctx: JobContext,
 ) => Promise<JobResults[K]>;
 
-export type JobRegistry = { [K in JobKind]?: JobHandler<K> };
-
-/** Why a job kind is missing from this build (shown to the user). */
-export const UNAVAILABLE: Record<JobKind, string> = {
-  sampleScripted: 'scripted sampling is not available in this build',
-  maskCheck: 'the mask check is not available in this build',
-  train: 'training is not available in this build yet',
-  recipe: 'recipes are not available in this build yet (they need training)',
-  sampleModel: 'sampling from a model (the shipped base or a checkpoint) is not available in this build yet',
-  creditTable: 'per-call credit is not available in this build',
-  rerun: 'rerunning under a context policy is not available in this build',
-  evalContext: 'evaluating under a context policy is not available in this build',
-  retrain:
-    'retraining with a context policy needs the core’s trainContext (src/core/context/train.ts), which this build does not have yet',
-};
+export type JobRegistry = { [K in JobKind]: JobHandler<K> };
 
 const tok = buildTokenizer(makeTasks('all'));
 
@@ -120,8 +101,8 @@ export const jobs: JobRegistry = {
     return { runDir: res.dir, steps, episodes, complete: !ctx.cancelled };
   },
   async retrain(job, ctx) {
-    // trainContext is trainRl with cfg.contextPolicy (src/core/context/train.ts): a training run
-    // from the base with the run's config and the edited context policy.
+    // A training run from the base with the run's config and the edited context policy (trainRl
+    // samples and trains each call on its own view under cfg.contextPolicy).
     const cfg = { ...runConfig(job.runDir), contextPolicy: job.policy };
     const label = policyLabel(job.policy).replace(/[^\w.-]+/g, '-');
     const runDir = job.name ? path.join(job.runsDir, job.name) : freshRunDir(job.runsDir, `retrain-${label}`);
@@ -213,9 +194,4 @@ async function runTraining(
     episodes: res.history.reduce((a, h) => a + h.episodes, 0),
     complete: res.complete,
   };
-}
-
-/** Register (or replace) the handler of a job kind. */
-export function registerJob<K extends JobKind>(kind: K, handler: JobHandler<K>): void {
-  (jobs as Record<JobKind, unknown>)[kind] = handler;
 }

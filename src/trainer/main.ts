@@ -5,6 +5,8 @@
  * jobs.ts. Started with `--smoke`, it initialises TF.js, prints the backend and exits.
  */
 
+import { RECIPES } from '../core/recipes/index.js';
+import { type BackendInfo, initBackend } from '../core/tf/backend.js';
 import {
   type HostMessage,
   JOB_KINDS,
@@ -12,10 +14,8 @@ import {
   type JobKind,
   parseHostMessage,
   type TrainerMessage,
-} from '../core/protocol.js';
-import { RECIPES } from '../core/recipes/index.js';
-import { type BackendInfo, initBackend } from '../core/tf/backend.js';
-import { type JobContext, type JobHandler, jobs, UNAVAILABLE } from './jobs.js';
+} from '../protocol/trainer.js';
+import { type JobContext, type JobHandler, jobs } from './jobs.js';
 
 const cancelled = new Set<string>();
 
@@ -25,11 +25,7 @@ function send(m: TrainerMessage): void {
 }
 
 async function run(id: string, job: Job, backend: BackendInfo): Promise<void> {
-  const handler = jobs[job.kind] as JobHandler<JobKind> | undefined;
-  if (!handler) {
-    send({ type: 'failed', id, message: UNAVAILABLE[job.kind], unavailable: true });
-    return;
-  }
+  const handler = jobs[job.kind] as JobHandler<JobKind>;
   const ctx: JobContext = {
     id,
     backend,
@@ -45,7 +41,7 @@ async function run(id: string, job: Job, backend: BackendInfo): Promise<void> {
     if (cancelled.has(id)) send({ type: 'cancelled', id });
     send({ type: 'done', id, kind: job.kind, result });
   } catch (e) {
-    send({ type: 'failed', id, message: (e as Error).message, unavailable: false });
+    send({ type: 'failed', id, message: (e as Error).message });
   } finally {
     cancelled.delete(id);
   }
@@ -73,7 +69,7 @@ async function main(): Promise<void> {
     type: 'ready',
     backend: backend.detail,
     pid: process.pid,
-    jobs: JOB_KINDS.filter((k) => jobs[k] !== undefined),
+    jobs: [...JOB_KINDS],
     recipes: RECIPES.map((r) => ({ name: r.name, section: r.section, title: r.title, trains: r.trains })),
   });
 }

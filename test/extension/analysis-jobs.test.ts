@@ -22,9 +22,9 @@ import {
   toTrajectoryJSON,
 } from '../../src/core/index.js';
 import { baseCheckpointDir } from '../../src/core/paths.js';
-import { checkCreditResult, checkEvalContextResult, checkRerunResult } from '../../src/core/protocol.js';
 import { createRun } from '../../src/core/runs/run-files.js';
 import { initBackend } from '../../src/core/tf/backend.js';
+import { checkCreditResult, checkEvalContextResult, checkRerunResult } from '../../src/protocol/trainer.js';
 import { creditTableJob, episodeTask, evalContextJob, rerunJob } from '../../src/trainer/analysis-jobs.js';
 
 const tok = buildTokenizer(makeTasks('all'));

@@ -9,6 +9,7 @@ import {
   runScripted,
   toTrajectoryJSON,
 } from '../../src/core/index.js';
+import { checkJob, parseHostMessage, parseTrainerMessage } from '../../src/protocol/trainer.js';
 import {
   parseDashboardState,
   parseFromDashboard,
@@ -16,8 +17,7 @@ import {
   parseInspectorState,
   parseToDashboard,
   parseToWebview,
-} from '../../src/core/inspector-protocol.js';
-import { checkJob, parseHostMessage, parseTrainerMessage } from '../../src/core/protocol.js';
+} from '../../src/protocol/webview.js';
 
 const tok = buildTokenizer(makeTasks('all'));
 const episode = toTrajectoryJSON(runScripted(oracle, makeEnv(), makeTasks('train')[0], tok, new Rng(1)), tok);
@@ -98,7 +98,8 @@ describe('trainer protocol', () => {
       }).ok,
       false,
     );
-    assert.equal(parseTrainerMessage({ type: 'failed', id: 'a', message: 'm' }).ok, false);
+    assert.equal(parseTrainerMessage({ type: 'failed', id: 'a' }).ok, false);
+    assert.equal(parseTrainerMessage({ type: 'failed', id: 'a', message: 'm' }).ok, true);
     assert.equal(parseTrainerMessage('ready').ok, false);
   });
 });

@@ -20,18 +20,14 @@ import {
   type TrajectoryJSON,
   toTrajectoryJSON,
 } from '../../src/core/index.js';
-import type { RunSeries } from '../../src/core/inspector-protocol.js';
-import type { CreditResult } from '../../src/core/protocol.js';
+import type { CreditResult } from '../../src/protocol/trainer.js';
+import type { RunSeries } from '../../src/protocol/webview.js';
 import { curveSeries, renderCurveChart, renderDashboard, renderRecipeTable } from '../../webview/charts.js';
-import { episodeCalls, mostCalls, renderCrossTable, stripView } from '../../webview/context.js';
+import { mostCalls, renderCrossTable } from '../../webview/context.js';
 import { CREDIT_SERIES, renderCreditBars } from '../../webview/credit.js';
-import {
-  heatBucket,
-  renderInspector,
-  renderTokenStrip,
-  tokenDetail,
-  type ViewModel,
-} from '../../webview/render.js';
+import { renderInspector } from '../../webview/page.js';
+import { heatBucket, renderTokenStrip, tokenDetail } from '../../webview/strip.js';
+import { episodeCalls, stripView, type ViewModel } from '../../webview/view-model.js';
 
 const tok = buildTokenizer(makeTasks('all'));
 const doc = () => parseHTML('<!doctype html><html><body></body></html>').document as unknown as Document;

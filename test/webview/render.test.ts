@@ -18,14 +18,10 @@ import {
 } from '../../src/core/index.js';
 import { MASK_BUGS, type MaskBug, maskCheck } from '../../src/core/rl/mask-check.js';
 import { initBackend } from '../../src/core/tf/backend.js';
-import {
-  countChips,
-  renderInspector,
-  renderMaskTable,
-  renderTokenStrip,
-  tokenDetail,
-  type ViewModel,
-} from '../../webview/render.js';
+import { renderMaskTable } from '../../webview/mask-debugger.js';
+import { renderInspector } from '../../webview/page.js';
+import { countChips, renderTokenStrip, tokenDetail } from '../../webview/strip.js';
+import type { ViewModel } from '../../webview/view-model.js';
 
 const tok = buildTokenizer(makeTasks('all'));
 const episodes: TrajectoryJSON[] = [oracle, uninformed, malformed].map((p, k) =>

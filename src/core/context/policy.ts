@@ -25,9 +25,8 @@
  * the whole episode, its last call included: at most `maxLen` tokens.)
  */
 
-import { parseCall } from '../gym/env.js';
 import { CONTEXT_LENGTH, MAX_CALL_TOKENS, OWNER } from '../gym/episode.js';
-import { inferOp } from '../gym/tasks.js';
+import { inferOpOfWords, parseCall } from '../gym/grammar.js';
 import type { Tokenizer } from '../gym/tokenizer.js';
 
 export type ContextPolicy =
@@ -186,7 +185,13 @@ export function contextView(
         if (words[0] === 'error') continue;
         const suffix = budgetSuffixLength(words);
         const source = tool.slice(0, tool.length - suffix);
-        const summary = inferOp(words.slice(0, words.length - suffix).join(' ')) ?? 'ok';
+        const summary =
+          inferOpOfWords(
+            words
+              .slice(0, words.length - suffix)
+              .join(' ')
+              .split(/\s+/),
+          ) ?? 'ok';
         for (const i of source) kept[i] = false;
         inserted.set(at, { turn: t, ids: [tok.id(summary)], dropped: source.length, summary });
       }

@@ -5,9 +5,13 @@
  * `<call> submit </call>`. A malformed call, an unknown tool or operation, and an edit beyond the
  * budget get an error observation and use up a turn (`n_invalid` counts them).
  */
+
+import { type ParsedCall, parseCall } from './grammar.js';
 import { type EpisodeInfo, makeReward, type RewardSpec, rewardOf, type StopReason } from './rewards.js';
 import { applyOp, compactSource, isOp, isSingleTurn, type Op, passes, runCase, type Task } from './tasks.js';
-import { CALL_END, CALL_START, TOOLS, Tokenizer, type Tool } from './tokenizer.js';
+import { Tokenizer } from './tokenizer.js';
+
+export { type ParsedCall, parseCall } from './grammar.js';
 
 export interface StepResult {
   /** The tool's output (without the `<obs>` template tokens); empty when the episode is done. */
@@ -59,29 +63,6 @@ export function capObservation<T>(obsTokens: readonly T[], maxTokens: number, ma
   const tail = Math.floor((maxTokens - 1) / 2);
   const mark = (marker ?? OBS_CUT_MARKER) as T;
   return [...obsTokens.slice(0, head), mark, ...obsTokens.slice(obsTokens.length - tail)];
-}
-
-/** The kind of a parsed call. */
-export type ParsedCall =
-  | { ok: true; tool: Tool; op?: Op }
-  | { ok: false; error: 'malformed call' | 'unknown tool' | 'unknown op' };
-
-/** Parse one call's text. */
-export function parseCall(actionText: string): ParsedCall {
-  const t = Tokenizer.split(actionText);
-  if (t.length < 3 || t[0] !== CALL_START || t[t.length - 1] !== CALL_END)
-    return { ok: false, error: 'malformed call' };
-  const inner = t.slice(1, -1);
-  if (inner.includes(CALL_START) || inner.includes(CALL_END)) return { ok: false, error: 'malformed call' };
-  const tool = inner[0];
-  if (!(TOOLS as readonly string[]).includes(tool)) return { ok: false, error: 'unknown tool' };
-  if (tool === 'edit') {
-    if (inner.length !== 2) return { ok: false, error: 'malformed call' };
-    if (!isOp(inner[1])) return { ok: false, error: 'unknown op' };
-    return { ok: true, tool, op: inner[1] };
-  }
-  if (inner.length !== 1) return { ok: false, error: 'malformed call' };
-  return { ok: true, tool: tool as Tool };
 }
 
 /** The default environment: `maxEdits` edits at most (edits beyond it are refused with an error). */

@@ -5,7 +5,8 @@
 import type { Rng } from '../rng.js';
 import type { Env } from './env.js';
 import { Episode, makeTrajectory, OWNER, type Trajectory } from './episode.js';
-import { inferOp, OPS, type Op, type Task } from './tasks.js';
+import type { ScriptedPolicyName } from './names.js';
+import { inferOp, makeTasks, OPS, type Op, type Task } from './tasks.js';
 import type { Tokenizer } from './tokenizer.js';
 
 export interface ScriptedPolicy {
@@ -137,6 +138,12 @@ function pickTool(u: number, shares: readonly [Tool, number][]): Tool {
 }
 
 export const SCRIPTED: Record<string, ScriptedPolicy> = { oracle, malformed, uninformed };
+
+export { SCRIPTED_POLICIES, type ScriptedPolicyName } from './names.js';
+
+export function scriptedPolicyByName(name: ScriptedPolicyName): ScriptedPolicy {
+  return name === 'blind' ? blindGuesser(commonestOp(makeTasks('train'))) : SCRIPTED[name];
+}
 
 /** Run one scripted episode to its end. */
 export function runScripted(

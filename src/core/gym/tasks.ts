@@ -6,16 +6,13 @@
  * Held-out tasks use function templates that never occur in training.
  */
 import type { Rng } from '../rng.js';
+import { inferOpOfWords, isOp, OPS, type Op } from './grammar.js';
 import { callFunction, codeTokens, equal, parseFunction, show, type Value } from './pylite.js';
 
-export const OPS = ['fix_comparison', 'fix_off_by_one', 'fix_operator', 'fix_return', 'fix_init'] as const;
-export type Op = (typeof OPS)[number];
-
-export function isOp(x: string): x is Op {
-  return (OPS as readonly string[]).includes(x);
-}
+export { isOp, OPS, type Op } from './grammar.js';
 
 export type Split = 'train' | 'heldout';
+export { TASK_SPLITS, type TaskSplit } from './names.js';
 
 export interface TestCase {
   args: Value[];
@@ -380,15 +377,7 @@ export function applyOp(source: string, op: Op): string {
  * the source shows none of the five bug patterns.
  */
 export function inferOp(source: string): Op | null {
-  const t = source.includes('\n') ? compactSource(source).split(' ') : source.split(/\s+/);
-  if (t.includes('None')) return 'fix_return';
-  if (t.includes('>=') || t.includes('<=')) return 'fix_comparison';
-  if (t.includes('-=')) return 'fix_operator';
-  for (let i = 0; i + 2 < t.length; i++)
-    if (t[i] === '[' && t[i + 1] === '1' && t[i + 2] === ':') return 'fix_off_by_one';
-  for (let i = 0; i + 2 < t.length; i++)
-    if (t[i] === '=' && t[i + 1] === '-' && t[i + 2] === '1') return 'fix_init';
-  return null;
+  return inferOpOfWords(source.includes('\n') ? compactSource(source).split(' ') : source.split(/\s+/));
 }
 
 /** Run a source on a test case: true when it returns the expected value (errors fail). */

@@ -3,18 +3,31 @@
  * newline `\n` a token of its own. The vocabulary is built from the tasks plus every token the
  * tools, calls and renaming can produce, in a fixed order, so that the same tasks give the same ids.
  */
-import { compactSource, FUNCTION_NAMES, OPS, SYMPTOMS, type Task, VARIABLE_NAMES } from './tasks.js';
+import {
+  CALL_END,
+  CALL_START,
+  NEWLINE,
+  OBS_END,
+  OBS_START,
+  OPS,
+  PAD,
+  SPECIAL_TOKENS,
+  splitWords,
+  TOOLS,
+} from './grammar.js';
+import { compactSource, FUNCTION_NAMES, SYMPTOMS, type Task, VARIABLE_NAMES } from './tasks.js';
 
-export const PAD = '<pad>';
-export const CALL_START = '<call>';
-export const CALL_END = '</call>';
-export const OBS_START = '<obs>';
-export const OBS_END = '</obs>';
-export const NEWLINE = '\n';
-
-export const SPECIAL_TOKENS = [PAD, CALL_START, CALL_END, OBS_START, OBS_END, NEWLINE] as const;
-export const TOOLS = ['read', 'edit', 'test', 'submit'] as const;
-export type Tool = (typeof TOOLS)[number];
+export {
+  CALL_END,
+  CALL_START,
+  NEWLINE,
+  OBS_END,
+  OBS_START,
+  PAD,
+  SPECIAL_TOKENS,
+  TOOLS,
+  type Tool,
+} from './grammar.js';
 
 /** Words the tools write in observations (results, errors, the remaining budget). */
 export const TOOL_WORDS = [
@@ -86,10 +99,7 @@ export class Tokenizer {
 
   /** Split text into tokens: whitespace separates, `\n` is a token. */
   static split(text: string): string[] {
-    return text
-      .replace(/\n/g, ' \n ')
-      .split(/ +/)
-      .filter((t) => t !== '');
+    return splitWords(text);
   }
 
   encode(text: string): number[] {

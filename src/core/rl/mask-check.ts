@@ -32,26 +32,12 @@ import { OWNER, OWNER_NAMES, type OwnerName } from '../gym/episode.js';
 import { selectedLogProbs } from '../model/logprobs.js';
 import { Rng } from '../rng.js';
 import { ppoClipLoss } from './loss.js';
+import type { MaskBug } from './mask-bugs.js';
+
+export { isMaskBug, MASK_BUG_LABELS, MASK_BUGS, type MaskBug } from './mask-bugs.js';
 
 /** The clip range of the checked loss (any value in (0, 1): at ratio 1 no position is clipped). */
 const CHECK_CLIP = 0.2;
-
-export const MASK_BUGS = ['correct', 'tool', 'template', 'shift', 'zero', 'truncated'] as const;
-export type MaskBug = (typeof MASK_BUGS)[number];
-
-/** What the selector shows for each choice. */
-export const MASK_BUG_LABELS: Record<MaskBug, string> = {
-  correct: 'Correct mask (policy tokens only)',
-  tool: 'Bug: train on tool tokens',
-  template: 'Bug: train on observation template tokens',
-  shift: 'Bug: off-by-one shift of the mask',
-  zero: 'Bug: all-zero mask',
-  truncated: 'Bug: truncated episode, mask not updated',
-};
-
-export function isMaskBug(x: unknown): x is MaskBug {
-  return typeof x === 'string' && (MASK_BUGS as readonly string[]).includes(x);
-}
 
 /** The fields of a trajectory the check needs. */
 export interface MaskCheckEpisode {

@@ -7,11 +7,10 @@ import * as path from 'node:path';
 import { makeEnv } from '../gym/env.js';
 import { OWNER } from '../gym/episode.js';
 import { makeReward } from '../gym/rewards.js';
-import { blindGuesser, commonestOp, runScripted, SCRIPTED, type ScriptedPolicy } from '../gym/scripted.js';
-import { makeTasks, randomizeNames } from '../gym/tasks.js';
+import { runScripted, type ScriptedPolicyName, scriptedPolicyByName } from '../gym/scripted.js';
+import { makeTasks, randomizeNames, type TaskSplit } from '../gym/tasks.js';
 import { buildTokenizer } from '../gym/tokenizer.js';
 import { type TrajectoryJSON, toTrajectoryJSON } from '../gym/trajectory-json.js';
-import type { ScriptedPolicyName, TaskSplit } from '../protocol.js';
 import { Rng } from '../rng.js';
 import { appendEpisodes, appendHistory, createRun, type HistoryEntry, writeSummary } from './run-files.js';
 
@@ -34,10 +33,6 @@ export interface SampleHooks {
   isCancelled?(): boolean;
   /** Called once the run folder exists. */
   onRunCreated?(dir: string): void;
-}
-
-export function scriptedPolicyByName(name: ScriptedPolicyName): ScriptedPolicy {
-  return name === 'blind' ? blindGuesser(commonestOp(makeTasks('train'))) : SCRIPTED[name];
 }
 
 /** Behaviour statistics of a batch of episodes (means; pass_rate is the hidden-test pass rate). */

@@ -1,21 +1,17 @@
 /**
- * The inspector's render functions: each takes data (and a Document) and returns DOM. No
- * messaging, no global state: webview/main.ts owns those. d3 builds the token strip.
+ * The token strip and the token detail: render functions that take data (and a Document) and
+ * return DOM; d3 builds the strip.
  *
  * Positions: token i (i >= 1) is predicted at position i-1, so the action mask bit, the log-probs
  * and the mask check's per-position values of token i are at index i-1 of their [T-1] arrays.
  * Token 0 has no position.
  */
 import { select } from 'd3';
-import type { ContextPolicy } from '../src/core/context/policy.js';
 import { OWNER_NAMES } from '../src/core/gym/episode.js';
 import type { TrajectoryJSON } from '../src/core/gym/trajectory-json.js';
-import type { SourceInfo } from '../src/core/inspector-protocol.js';
-import type { CreditResult, RerunResult, Stats } from '../src/core/protocol.js';
-import { MASK_BUG_LABELS, MASK_BUGS, type MaskBug, type MaskCheckResult } from '../src/core/rl/mask-check.js';
-import { renderCompare, renderContextEditor, type StripView, stripView } from './context.js';
-import { renderCredit } from './credit.js';
-import { makeDropdown } from './toolkit.js';
+import type { MaskCheckResult } from '../src/core/rl/mask-check.js';
+import type { CreditResult } from '../src/protocol/trainer.js';
+import type { StripView } from './view-model.js';
 
 export const OWNER_LABELS: Record<string, string> = {
   template: 'template (<obs>, </obs>)',
@@ -23,64 +19,6 @@ export const OWNER_LABELS: Record<string, string> = {
   policy: 'policy (sampled calls)',
   tool: 'tool output',
 };
-
-/** A job the webview asked the host for: pending, its last progress line, its error. */
-export interface JobState {
-  pending: boolean;
-  progress: string | null;
-  error: string | null;
-}
-
-export const idleJob = (): JobState => ({ pending: false, progress: null, error: null });
-
-/** One cell of the cross table (figure 12.3): a model evaluated under a context. */
-export interface EvalCell {
-  model: string;
-  context: string;
-  stats: Stats;
-  episodes: number;
-}
-
-export interface ViewModel {
-  episode: TrajectoryJSON | null;
-  title: string;
-  bug: MaskBug;
-  mask: MaskCheckResult | null;
-  maskPending: boolean;
-  maskError: string | null;
-  backend: string | null;
-  /** Where the episode comes from (null before the host said). */
-  source?: SourceInfo | null;
-  credit?: CreditResult | null;
-  creditJob?: JobState;
-  /** Show the token-level advantages as a heat band on the strip. */
-  heat?: boolean;
-  /** The call whose view the strip shows (null: the whole episode). */
-  call?: number | null;
-  /** The context policy in the editor. */
-  policy?: ContextPolicy;
-  rerun?: RerunResult | null;
-  rerunJob?: JobState;
-  /** Which rerun episode the comparison shows. */
-  rerunShown?: number;
-  evals?: EvalCell[];
-  evalJob?: JobState;
-  retrainJob?: JobState;
-  /** The retrained run's label, once done. */
-  retrained?: string | null;
-}
-
-export interface Handlers {
-  onBug(bug: MaskBug): void;
-  onCall?(k: number | null): void;
-  onPolicy?(p: ContextPolicy): void;
-  onHeat?(on: boolean): void;
-  onRerun?(): void;
-  onEvaluate?(model: 'run' | 'retrained'): void;
-  onRetrain?(): void;
-  onRerunShown?(i: number): void;
-  onDashboard?(): void;
-}
 
 /** Shown for a token's text: whitespace made visible. */
 export function chipText(text: string): string {
@@ -336,80 +274,6 @@ export function renderTokenStrip(
   return strip;
 }
 
-/** The per-owner table of the mask check (section 12.1). */
-export function renderMaskTable(doc: Document, mask: MaskCheckResult): HTMLElement {
-  const table = doc.createElement('table');
-  table.className = 'mask-table';
-  const head = ['owner', 'positions', 'owned by the policy', 'with gradient', 'flags'];
-  const tr = (cells: string[], tag: 'th' | 'td', cls = '') => {
-    const row = doc.createElement('tr');
-    if (cls) row.className = cls;
-    for (const c of cells) {
-      const cell = doc.createElement(tag);
-      cell.textContent = c;
-      row.appendChild(cell);
-    }
-    return row;
-  };
-  const thead = doc.createElement('thead');
-  thead.appendChild(tr(head, 'th'));
-  const tbody = doc.createElement('tbody');
-  for (const r of mask.byOwner)
-    tbody.appendChild(
-      tr(
-        [r.owner, String(r.positions), String(r.policyOwned), String(r.withGradient), String(r.flags)],
-        'td',
-        `owner-row owner-${r.owner}${r.flags ? ' has-flags' : ''}`,
-      ),
-    );
-  const sum = (k: 'positions' | 'policyOwned' | 'withGradient' | 'flags') =>
-    String(mask.byOwner.reduce((a, r) => a + r[k], 0));
-  tbody.appendChild(
-    tr(['all', sum('positions'), sum('policyOwned'), sum('withGradient'), sum('flags')], 'td', 'total'),
-  );
-  table.append(thead, tbody);
-  return table;
-}
-
-/** The mask debugger: the bug selector, the verdict and the per-owner table. */
-export function renderMaskDebugger(doc: Document, vm: ViewModel, h: Handlers): HTMLElement {
-  const box = doc.createElement('section');
-  box.className = 'mask-debugger';
-  const title = doc.createElement('h2');
-  title.textContent = 'Mask debugger: positions with gradient vs positions owned by the policy';
-  const controls = doc.createElement('div');
-  controls.className = 'controls';
-  const label = doc.createElement('label');
-  label.textContent = 'Loss mask:';
-  label.htmlFor = 'bug';
-  const dropdown = makeDropdown(
-    doc,
-    'bug',
-    MASK_BUGS.map((b) => ({ value: b, label: MASK_BUG_LABELS[b] })),
-    vm.bug,
-    (v) => h.onBug(v as MaskBug),
-  );
-  controls.append(label, dropdown);
-  const verdict = doc.createElement('p');
-  verdict.className = 'verdict';
-  if (vm.maskError) {
-    verdict.classList.add('error');
-    verdict.textContent = vm.maskError;
-  } else if (vm.maskPending || !vm.mask) {
-    verdict.classList.add('pending');
-    verdict.textContent = 'Computing the gradient of the policy-gradient loss in the trainer process…';
-  } else {
-    const n = vm.mask.totalFlags;
-    verdict.classList.add(n ? 'bad' : 'good');
-    verdict.textContent = n
-      ? `${n} flag${n === 1 ? '' : 's'}: the loss sends gradient where the policy did not act, or none where it did.`
-      : '0 flags: the loss trains exactly the tokens the policy produced.';
-  }
-  box.append(title, controls, verdict);
-  if (vm.mask && !vm.maskPending && !vm.maskError) box.appendChild(renderMaskTable(doc, vm.mask));
-  return box;
-}
-
 /** The detail panel of one token. */
 export function renderDetail(
   doc: Document,
@@ -436,81 +300,4 @@ export function countChips(root: ParentNode): Record<string, number> {
   const out: Record<string, number> = {};
   for (const o of OWNER_NAMES) out[o] = root.querySelectorAll(`.strip .chip.owner-${o}`).length;
   return out;
-}
-
-/** The strip's view of the selected call under the editor's policy (null: the whole episode). */
-export function currentView(vm: ViewModel): StripView | null {
-  if (!vm.episode || vm.call == null) return null;
-  try {
-    return stripView(vm.episode, vm.call, vm.policy ?? vm.source?.contextPolicy ?? { kind: 'full' });
-  } catch {
-    return null;
-  }
-}
-
-/** The whole inspector for a view model. */
-export function renderInspector(doc: Document, vm: ViewModel, h: Handlers): HTMLElement {
-  const root = doc.createElement('div');
-  root.className = 'inspector';
-  const ep = vm.episode;
-  if (!ep) {
-    const p = doc.createElement('p');
-    p.className = 'empty';
-    p.textContent =
-      'No episode yet. Run “Episode Lab: Sample Episodes”, then pick an episode in the Episode Lab run explorer.';
-    root.appendChild(p);
-    return root;
-  }
-  const header = doc.createElement('header');
-  const h1 = doc.createElement('h1');
-  h1.textContent = vm.title;
-  const info = doc.createElement('p');
-  info.className = 'info';
-  const i = ep.info;
-  const counts = OWNER_NAMES.map((o, k) => `${o} ${ep.owner.filter((x) => x === k).length}`).join(', ');
-  info.textContent = `task ${ep.task.id} (${ep.task.kind}) · ${i.hidden_pass ? 'pass' : 'fail'} · reward ${ep.reward.toFixed(2)} · ${i.n_turns} turns · stop ${i.stop} · ${ep.ids.length} tokens (${counts})`;
-  const backend = doc.createElement('p');
-  backend.className = 'backend';
-  const src = vm.source;
-  backend.textContent = `TF.js backend (trainer process): ${vm.backend ?? 'not started yet'}${
-    src ? ` · model: ${src.model ?? 'none (scripted; the mask check uses seeded random logits)'}` : ''
-  }`;
-  header.append(h1, info, backend);
-  if (h.onDashboard && src?.run) {
-    const link = doc.createElement('button');
-    link.className = 'link-button';
-    link.id = 'open-dashboard';
-    link.textContent = 'Training curves of this run';
-    link.addEventListener('click', () => h.onDashboard?.());
-    header.appendChild(link);
-  }
-  const view = currentView(vm);
-  const heat = vm.heat && vm.credit ? vm.credit.tokenAdvantages : null;
-  const detail = doc.createElement('aside');
-  detail.className = 'detail-box';
-  detail.setAttribute('aria-live', 'polite');
-  detail.appendChild(renderDetail(doc, ep, 0, vm.mask, { credit: vm.credit, view }));
-  const stripBox = doc.createElement('section');
-  stripBox.className = 'strip-box';
-  const stripTitle = doc.createElement('h2');
-  stripTitle.textContent =
-    view && vm.call != null
-      ? `Token strip: what call ${vm.call} saw (${view.visible} of ${view.prefixLength} tokens before it${view.placeholders.length ? `, ${view.placeholders.length} observation${view.placeholders.length === 1 ? '' : 's'} replaced` : ''})`
-      : 'Token strip';
-  stripBox.append(
-    stripTitle,
-    renderTokenStrip(doc, ep, vm.mask, { view, heat, selectedCall: vm.call ?? null }),
-  );
-  root.append(
-    header,
-    renderLegend(doc, Boolean(heat), Boolean(view)),
-    renderMaskDebugger(doc, vm, h),
-    renderContextEditor(doc, vm, h),
-    stripBox,
-    detail,
-    renderCredit(doc, vm, h),
-  );
-  if (vm.rerun || vm.rerunJob?.pending || vm.rerunJob?.error || vm.evals?.length || vm.evalJob?.pending)
-    root.appendChild(renderCompare(doc, vm, h));
-  return root;
 }

@@ -19,8 +19,10 @@
  * The inspector's saved state (`getState`/`setState`, and what the panel serializer restores
  * after a window reload) is an `InspectorState`; the dashboard's is a `DashboardState`.
  */
-import { type ContextPolicy, parseContextPolicy } from './context/policy.js';
-import { type TrajectoryJSON, validateTrajectoryJSON } from './gym/trajectory-json.js';
+import { type ContextPolicy, parseContextPolicy } from '../core/context/policy.js';
+import { type TrajectoryJSON, validateTrajectoryJSON } from '../core/gym/trajectory-json.js';
+import { isMaskBug, type MaskBug } from '../core/rl/mask-bugs.js';
+import type { MaskCheckResult } from '../core/rl/mask-check.js';
 import {
   type CreditResult,
   checkCreditResult,
@@ -30,8 +32,7 @@ import {
   type EvalContextResult,
   type Parsed,
   type RerunResult,
-} from './protocol.js';
-import { isMaskBug, type MaskBug, type MaskCheckResult } from './rl/mask-check.js';
+} from './trainer.js';
 
 /** Where the shown episode comes from, as the webview needs it. */
 export interface SourceInfo {

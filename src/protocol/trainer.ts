@@ -7,19 +7,21 @@
  *   host -> trainer   start {id, job}   cancel {id}   shutdown
  *   trainer -> host   ready {backend, pid, jobs, recipes}   log {id?, text}
  *                     progress {id, step, total, message}   runCreated {id, dir}
- *                     done {id, kind, result}   failed {id, message, unavailable}   cancelled {id}
+ *                     done {id, kind, result}   failed {id, message}   cancelled {id}
  *
  * A job kind maps to one core function in the trainer (`src/trainer/jobs.ts`).
  */
-import { type ContextPolicy, parseContextPolicy } from './context/policy.js';
-import { type TrajectoryJSON, validateTrajectoryJSON } from './gym/trajectory-json.js';
-import type { CallRow } from './rl/advantages.js';
-import { isMaskBug, type MaskBug, type MaskCheckResult } from './rl/mask-check.js';
-
-export const SCRIPTED_POLICIES = ['oracle', 'uninformed', 'malformed', 'blind'] as const;
-export type ScriptedPolicyName = (typeof SCRIPTED_POLICIES)[number];
-export const TASK_SPLITS = ['train', 'heldout', 'all'] as const;
-export type TaskSplit = (typeof TASK_SPLITS)[number];
+import { type ContextPolicy, parseContextPolicy } from '../core/context/policy.js';
+import {
+  SCRIPTED_POLICIES,
+  type ScriptedPolicyName,
+  TASK_SPLITS,
+  type TaskSplit,
+} from '../core/gym/names.js';
+import { type TrajectoryJSON, validateTrajectoryJSON } from '../core/gym/trajectory-json.js';
+import type { CallRow } from '../core/rl/advantages.js';
+import { isMaskBug, type MaskBug } from '../core/rl/mask-bugs.js';
+import type { MaskCheckResult } from '../core/rl/mask-check.js';
 
 /** Sample episodes with a scripted policy into a new run folder under `runsDir`. */
 export interface SampleScriptedJob {
@@ -229,7 +231,7 @@ export type TrainerMessage =
   | { type: 'progress'; id: string; step: number; total: number; message: string }
   | { type: 'runCreated'; id: string; dir: string }
   | { type: 'done'; id: string; kind: JobKind; result: JobResult }
-  | { type: 'failed'; id: string; message: string; unavailable: boolean }
+  | { type: 'failed'; id: string; message: string }
   | { type: 'cancelled'; id: string };
 
 /** A parse outcome: the typed message, or why it was rejected. */
@@ -501,7 +503,7 @@ export function parseTrainerMessage(x: unknown): Parsed<TrainerMessage> {
         RESULT_CHECKS[x.kind as JobKind](x.result);
         break;
       case 'failed':
-        need(isStr(x.id) && isStr(x.message) && typeof x.unavailable === 'boolean', 'failed fields');
+        need(isStr(x.id) && isStr(x.message), 'failed fields');
         break;
       case 'cancelled':
         need(isStr(x.id), 'cancelled.id');

@@ -1,0 +1,170 @@
+/**
+ * The architecture as a test: dependencies point one way, nothing imports in a cycle, and the
+ * webview bundle carries neither TensorFlow.js nor the gym's Python interpreter.
+ */
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, it } from 'node:test';
+import { build } from 'esbuild';
+
+const ROOT = path.resolve(__dirname, '..');
+
+/** Every .ts file under these folders, relative to the repo root. */
+function sources(...dirs: string[]): string[] {
+  const out: string[] = [];
+  const walk = (d: string) => {
+    for (const e of fs.readdirSync(path.join(ROOT, d), { withFileTypes: true })) {
+      const rel = path.join(d, e.name);
+      if (e.isDirectory()) walk(rel);
+      else if (e.name.endsWith('.ts')) out.push(rel);
+    }
+  };
+  for (const d of dirs) walk(d);
+  return out.sort();
+}
+
+/** The relative imports of a file (type-only ones included: they are edges of the design too). */
+function importsOf(file: string): string[] {
+  const text = fs.readFileSync(path.join(ROOT, file), 'utf8');
+  const out: string[] = [];
+  for (const m of text.matchAll(/(?:^|\n)\s*(?:import|export)[^'";]*?from\s+'([^']+)'/g)) {
+    const spec = m[1];
+    if (spec.startsWith('.')) out.push(path.join(path.dirname(file), spec).replace(/\.js$/, '.ts'));
+    else out.push(spec);
+  }
+  return out;
+}
+
+/** The layer of a core file: its folder under src/core (a file at the top is its own name). */
+function coreLayer(file: string): string {
+  const rel = path.relative('src/core', file);
+  const parts = rel.split(path.sep);
+  return parts.length > 1 ? parts[0] : parts[0].replace(/\.ts$/, '');
+}
+
+/** Lower layers first; a file may import its own layer and the layers before it. */
+const CORE_ORDER = [
+  ['rng', 'suggest', 'paths', 'tf'],
+  ['gym'],
+  ['rollouts'],
+  ['model'],
+  ['context'],
+  ['rl'],
+  ['runs'],
+  ['recipes'],
+  ['index'],
+];
+const rankOf = (layer: string) => CORE_ORDER.findIndex((names) => names.includes(layer));
+
+/** A cycle in a directed graph, as a list of nodes, or null. */
+function findCycle(graph: Map<string, string[]>): string[] | null {
+  const state = new Map<string, 'open' | 'done'>();
+  const stack: string[] = [];
+  const visit = (n: string): string[] | null => {
+    if (state.get(n) === 'done') return null;
+    if (state.get(n) === 'open') return [...stack.slice(stack.indexOf(n)), n];
+    state.set(n, 'open');
+    stack.push(n);
+    for (const m of graph.get(n) ?? []) {
+      const c = visit(m);
+      if (c) return c;
+    }
+    stack.pop();
+    state.set(n, 'done');
+    return null;
+  };
+  for (const n of graph.keys()) {
+    const c = visit(n);
+    if (c) return c;
+  }
+  return null;
+}
+
+describe('layering', () => {
+  const core = sources('src/core');
+
+  it('every core folder has a layer', () => {
+    for (const f of core) assert.ok(rankOf(coreLayer(f)) >= 0, `${f}: add its folder to CORE_ORDER`);
+  });
+
+  it('the core imports downward only: gym <- model <- context <- rl <- runs <- recipes', () => {
+    const bad: string[] = [];
+    for (const f of core)
+      for (const imp of importsOf(f)) {
+        if (!imp.startsWith('src/')) continue;
+        if (!imp.startsWith('src/core/')) {
+          bad.push(`${f} imports ${imp} (outside the core)`);
+          continue;
+        }
+        if (rankOf(coreLayer(imp)) > rankOf(coreLayer(f))) bad.push(`${f} -> ${imp}`);
+      }
+    assert.deepEqual(bad, []);
+  });
+
+  it('the core never imports vscode; the protocols import only the core', () => {
+    for (const f of core) assert.ok(!importsOf(f).includes('vscode'), `${f} imports vscode`);
+    for (const f of sources('src/protocol'))
+      for (const imp of importsOf(f))
+        assert.ok(
+          !imp.startsWith('src/') || imp.startsWith('src/core/') || imp.startsWith('src/protocol/'),
+          `${f} imports ${imp}`,
+        );
+  });
+
+  it('front ends do not import each other: cli, trainer and extension meet only in core and protocol', () => {
+    const fronts = ['src/cli/', 'src/trainer/', 'src/extension/'];
+    for (const f of sources('src/cli', 'src/trainer', 'src/extension')) {
+      const own = fronts.find((p) => f.startsWith(p));
+      for (const imp of importsOf(f)) {
+        const other = fronts.find((p) => imp.startsWith(p));
+        assert.ok(!other || other === own, `${f} imports ${imp}`);
+      }
+    }
+  });
+
+  it('no import cycle between files of the core, the protocols or the webview', () => {
+    for (const dirs of [['src/core', 'src/protocol'], ['webview']]) {
+      const graph = new Map<string, string[]>();
+      for (const f of sources(...dirs))
+        graph.set(
+          f,
+          importsOf(f).filter((i) => dirs.some((d) => i.startsWith(d))),
+        );
+      assert.equal(findCycle(graph), null, `cycle in ${dirs.join(', ')}`);
+    }
+  });
+
+  it('the cycle finder finds a cycle (the check above can fail)', () => {
+    const g = new Map([
+      ['a', ['b']],
+      ['b', ['c']],
+      ['c', ['a']],
+    ]);
+    assert.deepEqual(findCycle(g), ['a', 'b', 'c', 'a']);
+    assert.equal(findCycle(new Map([['a', ['b']]])), null);
+  });
+});
+
+describe('the webview bundle', () => {
+  it('holds neither TensorFlow.js nor the gym interpreter (esbuild metafile)', async () => {
+    const res = await build({
+      entryPoints: [path.join(ROOT, 'webview/main.ts')],
+      bundle: true,
+      write: false,
+      metafile: true,
+      platform: 'browser',
+      format: 'iife',
+      logLevel: 'silent',
+    });
+    const inputs = Object.keys(res.metafile.inputs);
+    assert.ok(
+      inputs.some((i) => i.includes('webview/strip.ts')),
+      'the metafile lists the bundle inputs',
+    );
+    const banned = inputs.filter((i) =>
+      /tfjs|gym\/pylite|gym\/tasks|gym\/env\.ts|rl\/mask-check\.ts/.test(i),
+    );
+    assert.deepEqual(banned, []);
+  });
+});

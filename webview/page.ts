@@ -1,0 +1,78 @@
+/**
+ * The inspector page: assembles the header, the legend, the mask debugger, the context editor, the
+ * token strip with its detail box, the credit view and the comparison, for a view model. No
+ * messaging, no global state: inspector-main.ts owns those.
+ */
+import { OWNER_NAMES } from '../src/core/gym/episode.js';
+import { renderCompare, renderContextEditor } from './context.js';
+import { renderCredit } from './credit.js';
+import { renderMaskDebugger } from './mask-debugger.js';
+import { renderDetail, renderLegend, renderTokenStrip } from './strip.js';
+import { currentView, type Handlers, type ViewModel } from './view-model.js';
+
+/** The whole inspector for a view model. */
+export function renderInspector(doc: Document, vm: ViewModel, h: Handlers): HTMLElement {
+  const root = doc.createElement('div');
+  root.className = 'inspector';
+  const ep = vm.episode;
+  if (!ep) {
+    const p = doc.createElement('p');
+    p.className = 'empty';
+    p.textContent =
+      'No episode yet. Run “Episode Lab: Sample Episodes”, then pick an episode in the Episode Lab run explorer.';
+    root.appendChild(p);
+    return root;
+  }
+  const header = doc.createElement('header');
+  const h1 = doc.createElement('h1');
+  h1.textContent = vm.title;
+  const info = doc.createElement('p');
+  info.className = 'info';
+  const i = ep.info;
+  const counts = OWNER_NAMES.map((o, k) => `${o} ${ep.owner.filter((x) => x === k).length}`).join(', ');
+  info.textContent = `task ${ep.task.id} (${ep.task.kind}) · ${i.hidden_pass ? 'pass' : 'fail'} · reward ${ep.reward.toFixed(2)} · ${i.n_turns} turns · stop ${i.stop} · ${ep.ids.length} tokens (${counts})`;
+  const backend = doc.createElement('p');
+  backend.className = 'backend';
+  const src = vm.source;
+  backend.textContent = `TF.js backend (trainer process): ${vm.backend ?? 'not started yet'}${
+    src ? ` · model: ${src.model ?? 'none (scripted; the mask check uses seeded random logits)'}` : ''
+  }`;
+  header.append(h1, info, backend);
+  if (h.onDashboard && src?.run) {
+    const link = doc.createElement('button');
+    link.className = 'link-button';
+    link.id = 'open-dashboard';
+    link.textContent = 'Training curves of this run';
+    link.addEventListener('click', () => h.onDashboard?.());
+    header.appendChild(link);
+  }
+  const view = currentView(vm);
+  const heat = vm.heat && vm.credit ? vm.credit.tokenAdvantages : null;
+  const detail = doc.createElement('aside');
+  detail.className = 'detail-box';
+  detail.setAttribute('aria-live', 'polite');
+  detail.appendChild(renderDetail(doc, ep, 0, vm.mask, { credit: vm.credit, view }));
+  const stripBox = doc.createElement('section');
+  stripBox.className = 'strip-box';
+  const stripTitle = doc.createElement('h2');
+  stripTitle.textContent =
+    view && vm.call != null
+      ? `Token strip: what call ${vm.call} saw (${view.visible} of ${view.prefixLength} tokens before it${view.placeholders.length ? `, ${view.placeholders.length} observation${view.placeholders.length === 1 ? '' : 's'} replaced` : ''})`
+      : 'Token strip';
+  stripBox.append(
+    stripTitle,
+    renderTokenStrip(doc, ep, vm.mask, { view, heat, selectedCall: vm.call ?? null }),
+  );
+  root.append(
+    header,
+    renderLegend(doc, Boolean(heat), Boolean(view)),
+    renderMaskDebugger(doc, vm, h),
+    renderContextEditor(doc, vm, h),
+    stripBox,
+    detail,
+    renderCredit(doc, vm, h),
+  );
+  if (vm.rerun || vm.rerunJob?.pending || vm.rerunJob?.error || vm.evals?.length || vm.evalJob?.pending)
+    root.appendChild(renderCompare(doc, vm, h));
+  return root;
+}

@@ -1,14 +1,29 @@
 /**
- * Model benchmark: prints medians (ms) of the TinyAgent forward, forward + backward + Adam, KV-cached
- * sampling, and episodes per second on the real gym, on the backend in use, with ratios to the
- * PyTorch figures measured on this machine kind (shared/PERF-NOTES.md). Not a test: the machines
- * are shared and noisy, so compare ratios from one run.
+ * Model benchmark (issue 18): the TinyAgent forward, forward + backward + Adam and KV-cached sampling
+ * on the TF.js backend in use, side by side with the PyTorch reference (`../shared/bench/
+ * torch_reference.py`, same shape, same workloads) run on this machine in the same run, the two
+ * sides interleaved so that the machine's load affects both. Then the figures users feel: gym
+ * episodes per second and a GRPO step of the default config (optionally the main job end to end).
  *
- *   npm run bench            (add -- --reps 7 for more repetitions)
+ * Ratios come only from this run: no figure measured elsewhere is used. Without a Python that can
+ * import torch, the TF.js figures are printed and no ratio is.
+ *
+ *   npm run bench                              (5 interleaved rounds)
+ *   npm run bench -- --reps 3 --quick          (3 rounds, shorter user-facing part)
+ *
+ * Options: --reps N (rounds: each times every workload once on each side), --quick, --no-torch,
+ * --python PATH, --torch-script PATH, --torch-threads 1,2, --grpo-steps N, --main-job (the README's
+ * main job, `node dist/cli.js train --steps 40`, end to end from the built dist; --main-job-steps N
+ * to try it shorter), --recipes (not implemented yet: a TODO).
  */
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
 import * as os from 'node:os';
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
 import * as tf from '@tensorflow/tfjs-core';
 import {
+  baseCheckpointDir,
   buildTokenizer,
   defaultModelConfig,
   initBackend,
@@ -20,82 +35,314 @@ import {
   Rng,
   randomizeNames,
   rolloutBatch,
+  sampleNext,
+  selectedLogProbs,
   TinyAgent,
   trainRl,
 } from '../src/core/index.js';
-import { baseCheckpointDir } from '../src/core/paths.js';
 
-/** PyTorch 1.13 + OpenBLAS, 2 threads, same model and shapes (PERF-NOTES.md, first pass). */
-const PYTORCH_MS = { forward: 312, train: 838, sample: 335 };
+const repoRoot = path.resolve(__dirname, '..');
 
-const reps = Number(process.argv[process.argv.indexOf('--reps') + 1]) || 5;
+const { values: argv } = parseArgs({
+  options: {
+    reps: { type: 'string' },
+    quick: { type: 'boolean', default: false },
+    'no-torch': { type: 'boolean', default: false },
+    python: { type: 'string' },
+    'torch-script': { type: 'string' },
+    'torch-threads': { type: 'string', default: '1,2' },
+    'grpo-steps': { type: 'string' },
+    'main-job': { type: 'boolean', default: false },
+    'main-job-steps': { type: 'string' },
+    recipes: { type: 'boolean', default: false },
+  },
+});
+const quick = argv.quick;
+const rounds = Math.max(1, Number(argv.reps) || (quick ? 3 : 5));
+const torchThreads = argv['torch-threads']
+  .split(',')
+  .map(Number)
+  .filter((n) => Number.isInteger(n) && n > 0);
+/** GRPO steps to run: the first (warm-up, base behaviour) is reported but not in the median. */
+const grpoSteps = Math.max(2, Number(argv['grpo-steps']) || (quick ? 2 : 4));
+/** The README's main job is 40 steps (and the held-out evaluation); fewer only to try the flag. */
+const mainSteps = Math.max(1, Number(argv['main-job-steps']) || 40);
 
-function median(f: () => void, n = reps): number {
-  f(); // warm-up (kernel compilation, allocation)
-  const ts: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const t0 = performance.now();
-    f();
-    ts.push(performance.now() - t0);
-  }
-  ts.sort((a, b) => a - b);
-  return ts[Math.floor(n / 2)];
+// ---------------------------------------------------------------------------------------------
+// Workloads, keyed like torch_reference.py's RESULT.
+
+const B = 64;
+const T = 128;
+/** The reference's vocabulary (torch_reference.py: V = 128), so both sides have the same shapes. */
+const REF_VOCAB = 128;
+const PROMPT = 40;
+const NEW = 60;
+const WORKLOADS = [
+  { key: 'a_forward_64x128', label: `forward [${B}, ${T}]` },
+  { key: 'b_train_step_64x128', label: `forward + backward + Adam [${B}, ${T}]` },
+  { key: 'c_sample_kvcache_64x(40+60)', label: `sample ${B} x (${PROMPT} + ${NEW}), KV cache` },
+] as const;
+type Key = (typeof WORKLOADS)[number]['key'];
+type Runs = Record<Key, number[]>;
+const emptyRuns = (): Runs => ({
+  a_forward_64x128: [],
+  b_train_step_64x128: [],
+  'c_sample_kvcache_64x(40+60)': [],
+});
+
+const median = (xs: readonly number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+const min = (xs: readonly number[]) => Math.min(...xs);
+const time = (f: () => void) => {
+  const t0 = performance.now();
+  f();
+  return performance.now() - t0;
+};
+const load = () =>
+  os
+    .loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
+
+// ---------------------------------------------------------------------------------------------
+// The PyTorch side: found, then run as a child process once per round and thread count.
+
+interface Torch {
+  python: string;
+  script: string;
+  version: string;
+  blas: string;
 }
+
+/** A Python that imports torch and the reference script, or why not. */
+function findTorch(): { torch: Torch | null; why: string } {
+  const script = path.resolve(
+    argv['torch-script'] ?? path.resolve(repoRoot, '..', 'shared', 'bench', 'torch_reference.py'),
+  );
+  if (!fs.existsSync(script)) return { torch: null, why: `the reference script ${script} is missing` };
+  const candidates = argv.python ? [argv.python] : [...new Set(['python3', '/usr/bin/python3'])];
+  const tried: string[] = [];
+  for (const python of candidates) {
+    const r = spawnSync(python, ['-c', 'import sys, torch; print(torch.__version__, sys.executable)'], {
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+    if (r.status === 0) {
+      const [version, exe] = r.stdout.trim().split(/\s+/);
+      return { torch: { python: exe || python, script, version, blas: blasLibrary() }, why: '' };
+    }
+    const err = r.error ? r.error.message : (r.stderr.trim().split('\n').pop() ?? `exit ${r.status}`);
+    tried.push(`${python}: ${err}`);
+  }
+  return { torch: null, why: tried.join('; ') };
+}
+
+/** Debian's PyTorch uses whichever libblas.so.3 is selected (reference BLAS is 4 to 8 times slower). */
+function blasLibrary(): string {
+  for (const lib of ['/usr/lib/x86_64-linux-gnu/libblas.so.3', '/usr/lib/aarch64-linux-gnu/libblas.so.3'])
+    if (fs.existsSync(lib)) {
+      const real = fs.realpathSync(lib);
+      return `${real}${/openblas/.test(real) ? '' : ' (not OpenBLAS: PyTorch from Debian is slow with it)'}`;
+    }
+  return 'libblas.so.3 not found (a pip-installed PyTorch bundles its own BLAS)';
+}
+
+/** One block of the reference: each workload timed once after warm-up, in a fresh process. */
+function runTorch(t: Torch, threads: number): { runs: Runs; info: Record<string, unknown> } {
+  const args = [t.script, '--threads', String(threads), '--runs', '1,1,0,1', '--warm', '2'];
+  args.push('--only', 'fwd,train,kv');
+  const r = spawnSync(t.python, args, {
+    encoding: 'utf8',
+    env: { ...process.env, OPENBLAS_NUM_THREADS: '1' },
+    timeout: 15 * 60_000,
+  });
+  const line = r.stdout
+    ?.split('\n')
+    .reverse()
+    .find((l) => l.startsWith('RESULT '));
+  if (r.status !== 0 || !line)
+    throw new Error(
+      `${t.python} ${args.join(' ')} failed (${r.error?.message ?? `exit ${r.status}`}): ${r.stderr?.trim().split('\n').slice(-3).join(' | ')}`,
+    );
+  const res = JSON.parse(line.slice('RESULT '.length)) as {
+    info: Record<string, unknown>;
+    results: Record<string, { runs_ms: number[] }>;
+  };
+  const runs = emptyRuns();
+  for (const w of WORKLOADS) {
+    const got = res.results[w.key];
+    if (!got) throw new Error(`the reference printed no ${w.key}`);
+    runs[w.key].push(...got.runs_ms);
+  }
+  return { runs, info: res.info };
+}
+
+// ---------------------------------------------------------------------------------------------
 
 async function main() {
   const info = await initBackend();
   const tok = buildTokenizer(makeTasks('all'));
-  const model = TinyAgent.create(defaultModelConfig(tok.size), 0);
+  // The side-by-side model has the reference's shape (the shipped tokenizer has a few tokens fewer).
+  const V = REF_VOCAB;
+  const model = TinyAgent.create(defaultModelConfig(V), 0);
+  const cpus = os.cpus();
+  console.log(`Episode Lab model benchmark, ${new Date().toISOString()}`);
   console.log(
-    `load average ${os.loadavg()[0].toFixed(2)} on ${os.cpus().length} cores (the figures inflate with load)`,
+    `machine: ${cpus.length} cores (${cpus[0]?.model ?? 'unknown CPU'}), node ${process.version}; load average ${load()} (1, 5, 15 min)`,
   );
   console.log(
-    `backend: ${info.detail}; TinyAgent ${model.numParamsWithoutPositions} parameters (+${model.numParams - model.numParamsWithoutPositions} positions); ${reps} repetitions, medians`,
+    `TF.js ${tf.version_core}, backend ${info.detail}; TinyAgent ${model.numParamsWithoutPositions} parameters (+${model.numParams - model.numParamsWithoutPositions} positions), vocabulary ${V} as in the reference (the shipped model's: ${tok.size})`,
   );
-  const B = 64;
-  const T = 128;
-  const rng = new Rng(1);
+
+  const { torch, why } = argv['no-torch'] ? { torch: null, why: '--no-torch' } : findTorch();
+  if (torch)
+    console.log(
+      `PyTorch ${torch.version} (${torch.python} ${path.relative(repoRoot, torch.script)}, OPENBLAS_NUM_THREADS=1, --threads ${torchThreads.join(' and ')}); BLAS ${torch.blas}`,
+    );
+  else
+    console.log(
+      `no PyTorch on this machine: no ratio (${why}).\n  To compare: apt-get install -y python3-torch libopenblas0-pthread (Debian), or --python PATH to a Python with torch.`,
+    );
+
+  // Inputs as in torch_reference.py: random ids and targets, 70 % mask, advantages in [-1, 1),
+  // old log-probs -log V; the clipped policy-gradient loss averaged over the mask.
+  const rng = new Rng(42);
   const ids = tf.tensor2d(
-    Array.from({ length: B * T }, () => rng.int(tok.size)),
+    Array.from({ length: B * T }, () => rng.int(V)),
     [B, T],
     'int32',
   );
-  const forward = median(() => tf.tidy(() => void model.logits(ids).dataSync()));
+  const targets = tf.tensor2d(
+    Array.from({ length: B * T }, () => rng.int(V)),
+    [B, T],
+    'int32',
+  );
+  const mask = tf.tensor2d(
+    Array.from({ length: B * T }, () => (rng.float() < 0.7 ? 1 : 0)),
+    [B, T],
+  );
+  const adv = tf.tensor2d(
+    Array.from({ length: B }, () => rng.float() * 2 - 1),
+    [B, 1],
+  );
+  const oldLogp = tf.fill([B, T], -Math.log(V));
   const opt = tf.train.adam(1e-3);
   const vars = model.variables();
-  const train = median(() =>
-    tf.tidy(() => {
-      const { value, grads } = tf.variableGrads(
-        () => tf.neg(tf.mean(tf.logSoftmax(model.logits(ids)))) as tf.Scalar,
-        vars,
+  const prompts = Array.from({ length: B }, () => Array.from({ length: PROMPT }, () => rng.int(V)));
+  const sampler = new Rng(7);
+
+  const tfjs: Record<Key, () => void> = {
+    a_forward_64x128: () => tf.tidy(() => void model.logits(ids).dataSync()),
+    b_train_step_64x128: () =>
+      tf.tidy(() => {
+        const { value, grads } = tf.variableGrads(() => {
+          const lp = selectedLogProbs(model.logits(ids), targets);
+          const ratio = tf.exp(tf.sub(lp, oldLogp));
+          const surr = tf.minimum(tf.mul(ratio, adv), tf.mul(tf.clipByValue(ratio, 0.8, 1.2), adv));
+          return tf.neg(tf.div(tf.sum(tf.mul(surr, mask)), tf.add(tf.sum(mask), 1e-8))) as tf.Scalar;
+        }, vars);
+        opt.applyGradients(grads as unknown as Record<string, tf.Variable>);
+        value.dataSync();
+      }),
+    // 64 sequences: the 40-token prompt, then 59 single tokens, each next token sampled (60 new).
+    'c_sample_kvcache_64x(40+60)': () => {
+      const cache = new KVCache(model);
+      const rows = prompts.map((_, i) => i);
+      let chunks: number[][] = prompts;
+      for (let t = 0; t < NEW; t++) {
+        const logits = cache.step(rows, chunks);
+        chunks = rows.map((r) => [sampleNext(logits, r * V, V, 1, sampler).id]);
+      }
+    },
+  };
+
+  // Interleaved rounds: TF.js, PyTorch per thread count; every other round in reverse order.
+  const tfRuns = emptyRuns();
+  const torchRuns = new Map(torchThreads.map((n) => [n, emptyRuns()]));
+  const torchInfo = new Map<number, Record<string, unknown>>();
+  let torchError = '';
+  const loads: number[] = [];
+  for (const w of WORKLOADS) tfjs[w.key](); // warm-up (kernel set-up, allocation)
+  for (let round = 0; round < rounds; round++) {
+    const blocks: (() => void)[] = [
+      () => {
+        loads.push(os.loadavg()[0]);
+        for (const w of WORKLOADS) tfRuns[w.key].push(time(tfjs[w.key]));
+      },
+    ];
+    if (torch)
+      for (const n of torchThreads)
+        blocks.push(() => {
+          if (torchError) return;
+          loads.push(os.loadavg()[0]);
+          try {
+            const r = runTorch(torch, n);
+            torchInfo.set(n, r.info);
+            for (const w of WORKLOADS) torchRuns.get(n)![w.key].push(...r.runs[w.key]);
+          } catch (e) {
+            torchError = (e as Error).message;
+          }
+        });
+    for (const block of round % 2 ? blocks.reverse() : blocks) block();
+    process.stderr.write(`round ${round + 1}/${rounds} done (load ${os.loadavg()[0].toFixed(2)})\n`);
+  }
+  if (torchError) console.log(`the PyTorch reference failed, no ratio: ${torchError}`);
+  const haveTorch = torch && !torchError;
+  for (const [n, i] of torchInfo) {
+    if (i.threads !== n) console.log(`note: PyTorch asked for ${n} threads ran with ${i.threads}`);
+    if (i.n_params_excl_pos !== model.numParamsWithoutPositions)
+      console.log(
+        `note: the reference has ${i.n_params_excl_pos} parameters without positions, TinyAgent ${model.numParamsWithoutPositions}: not the same shape`,
       );
-      opt.applyGradients(grads as unknown as Record<string, tf.Variable>);
-      value.dataSync();
-    }),
+  }
+
+  const ms = (x: number) => x.toFixed(0).padStart(6);
+  const ratio = (x: number) => `${x.toFixed(2)}x`.padStart(7);
+  console.log(
+    `\n${rounds} interleaved rounds, milliseconds (median and min over the rounds); 1-min load average during the blocks ${min(loads).toFixed(2)} to ${Math.max(...loads).toFixed(2)}`,
   );
-  // Sampling with the KV cache: 64 sequences, a 40-token prompt, then 60 new tokens one at a time.
-  const sample = median(() => {
-    const cache = new KVCache(model);
-    const rows = Array.from({ length: B }, (_, i) => i);
-    let chunks = rows.map(() => Array.from({ length: 40 }, () => rng.int(tok.size)));
-    for (let t = 0; t < 60; t++) {
-      const logits = cache.step(rows, chunks);
-      chunks = rows.map((r) => [logits[r * tok.size] > 0 ? 1 : 2]);
+  const head = [`${'workload'.padEnd(40)}`, `${'TF.js'.padStart(6)} ${'(min)'.padStart(6)}`];
+  if (haveTorch) {
+    for (const n of torchThreads) head.push(`${`PT ${n}t`.padStart(6)} ${'(min)'.padStart(6)}`);
+    head.push(`${'TF.js/PyTorch'.padStart(15)} ${'(min)'.padStart(7)}`);
+  }
+  console.log(head.join('   '));
+  for (const w of WORKLOADS) {
+    const tr = tfRuns[w.key];
+    const cells = [w.label.padEnd(40), `${ms(median(tr))} ${ms(min(tr))}`];
+    if (haveTorch) {
+      let bestMed = Number.POSITIVE_INFINITY;
+      let bestMin = Number.POSITIVE_INFINITY;
+      for (const n of torchThreads) {
+        const pr = torchRuns.get(n)![w.key];
+        cells.push(`${ms(median(pr))} ${ms(min(pr))}`);
+        bestMed = Math.min(bestMed, median(pr));
+        bestMin = Math.min(bestMin, min(pr));
+      }
+      cells.push(`${ratio(median(tr) / bestMed).padStart(15)} ${ratio(min(tr) / bestMin)}`);
     }
-  });
-  const row = (name: string, ms: number, ref: number) =>
+    console.log(cells.join('   '));
+  }
+  if (haveTorch)
     console.log(
-      `${name.padEnd(44)} ${ms.toFixed(0).padStart(6)} ms   PyTorch ${String(ref).padStart(4)} ms   ratio ${(ms / ref).toFixed(2)}x`,
+      'PT nt: PyTorch with n intra-op threads. Ratios divide by the better PyTorch (the lower median; the lower min).',
     );
-  row(`forward [${B}, ${T}]`, forward, PYTORCH_MS.forward);
-  row(`forward + backward + Adam [${B}, ${T}]`, train, PYTORCH_MS.train);
-  row(`sample ${B} x (40 prompt + 60 new), KV cache`, sample, PYTORCH_MS.sample);
+  else console.log(`no PyTorch on this machine: no ratio. Backend ${info.name}.`);
+  tf.dispose([ids, targets, mask, adv, oldLogp]);
+  model.dispose();
+
+  // ---------------------------------------------------------------------------------------------
+  // What users feel.
+  console.log('\nuser-facing (TF.js only)');
   // The real gym: episodes sampled per second by the shipped base, 128 at a time.
   const base = loadCheckpoint(baseCheckpointDir(), tok);
   const tasks = makeTasks('train');
   let n = 0;
   let tokens = 0;
-  const gym = median(() => {
+  const gymOnce = () => {
     const names = new Rng(2);
     const batch = Array.from({ length: 128 }, (_, i) => randomizeNames(tasks[i % tasks.length], names));
     const trajs = rolloutBatch(
@@ -107,21 +354,66 @@ async function main() {
     );
     n = trajs.length;
     tokens = trajs.reduce((a, t) => a + t.ids.length, 0) / n;
-  }, 3);
+  };
+  gymOnce(); // warm-up
+  const gymTimes = Array.from({ length: quick ? 1 : 3 }, () => time(gymOnce));
+  const gym = median(gymTimes);
   console.log(
-    `${`gym: 128 episodes of the base (${tokens.toFixed(0)} tokens)`.padEnd(44)} ${gym.toFixed(0).padStart(6)} ms   ${((n / gym) * 1000).toFixed(0)} episodes/s`,
+    `gym: 128 episodes of the base (${tokens.toFixed(0)} tokens each): ${gym.toFixed(0)} ms, ${((n / gym) * 1000).toFixed(0)} episodes/s`,
   );
-  // One GRPO step and a whole run's estimate on the default config (16 prompts x 8).
+
+  // GRPO steps of the default config from the shipped base; the first step is not in the median.
+  const cfg = makeRLConfig({ seed: 0 });
   const policy = base.clone();
-  const hist = await trainRl(policy, tasks, tok, makeRLConfig({ seed: 0 }), 3);
-  const s = hist.map((h) => h.sample_s).sort((a, b) => a - b)[1];
-  const u = hist.map((h) => h.update_s).sort((a, b) => a - b)[1];
+  const t0 = performance.now();
+  const hist = await trainRl(policy, tasks, tok, cfg, grpoSteps);
+  const wall = (performance.now() - t0) / 1000;
+  const steps = hist.map((h) => `${(h.sample_s + h.update_s).toFixed(1)}`).join(', ');
+  const later = hist.slice(1);
+  const s = median(later.map((h) => h.sample_s));
+  const u = median(later.map((h) => h.update_s));
   console.log(
-    `GRPO step, default config (128 episodes): sampling ${s.toFixed(2)} s + update ${u.toFixed(2)} s; 40 steps about ${(40 * (s + u)).toFixed(0)} s`,
+    `GRPO step, default config (${cfg.promptsPerStep} prompts x ${cfg.groupSize} = ${hist[1].episodes} episodes sampled + the update, ${cfg.epochs} epochs of minibatches of ${cfg.minibatchSize}):` +
+      `\n  sampling ${s.toFixed(2)} s + update ${u.toFixed(2)} s = ${(s + u).toFixed(2)} s (${grpoSteps > 2 ? `median of steps 2 to ${grpoSteps}` : 'step 2'}; every step: ${steps} s; ${wall.toFixed(1)} s in all)` +
+      `\n  40 steps at that pace: about ${(40 * (s + u)).toFixed(0)} s (the base's episodes; later steps sample other lengths)`,
   );
-  console.log(
-    "(the first steps of a run are the base agent's: later steps sample shorter or longer episodes)",
-  );
+  policy.dispose();
+
+  if (argv['main-job']) mainJob();
+  else
+    console.log('main job (node dist/cli.js train --steps 40) end to end: not run (add --main-job; minutes)');
+  if (argv.recipes)
+    console.log('recipes: TODO (issue 18) time every recipe once (one seed, 40 steps) and the total');
+  console.log(`\nload average at the end ${load()}; ${cpus.length} cores; backend ${info.detail}`);
+}
+
+/** The README's main job end to end, from the built CLI, with its run folder in a temporary dir. */
+function mainJob(): void {
+  const cli = path.join(repoRoot, 'dist', 'cli.js');
+  if (!fs.existsSync(cli)) {
+    console.log('main job: dist/cli.js is missing (npm run build first)');
+    return;
+  }
+  const runs = fs.mkdtempSync(path.join(os.tmpdir(), 'episode-lab-bench-'));
+  try {
+    const t0 = performance.now();
+    const r = spawnSync(process.execPath, [cli, 'train', '--steps', String(mainSteps), '--runs-dir', runs], {
+      encoding: 'utf8',
+      cwd: runs,
+      maxBuffer: 64 << 20,
+    });
+    const secs = (performance.now() - t0) / 1000;
+    if (r.status !== 0) {
+      console.log(`main job failed (exit ${r.status}): ${r.stderr.trim().split('\n').slice(-3).join(' | ')}`);
+      return;
+    }
+    const last = r.stdout.trim().split('\n').slice(-2).join(' | ');
+    console.log(
+      `main job (node dist/cli.js train --steps ${mainSteps}, the built dist of ${fs.statSync(cli).mtime.toISOString()}): ${secs.toFixed(0)} s end to end; ${last}`,
+    );
+  } finally {
+    fs.rmSync(runs, { recursive: true, force: true });
+  }
 }
 
 main().catch((e) => {

@@ -3,6 +3,7 @@
  */
 import { type Command, commandHelp, parseOptions, suggest, UsageError } from './args.js';
 import { gymCommand, tasksCommand } from './gym-commands.js';
+import { lintCommand } from './lint-command.js';
 import { makeBaseCommand, sampleCommand, trainCommand } from './model-commands.js';
 import { recipeCommand } from './recipe-command.js';
 
@@ -15,6 +16,7 @@ export const COMMANDS: Command[] = [
   trainCommand,
   recipeCommand,
   makeBaseCommand,
+  lintCommand,
 ];
 
 function mainHelp(): string {

@@ -1,0 +1,8 @@
+/** Rollout files of real trainers: readers, tokenizer, owners and the mask lint (no vscode, no tfjs). */
+export * from './formats.js';
+export * from './lines.js';
+export * from './lint-file.js';
+export * from './owners.js';
+export * from './rules.js';
+export * from './sample.js';
+export * from './tokenizer.js';

@@ -1,0 +1,182 @@
+/**
+ * The user's tokenizer and chat template, loaded offline from a folder holding `tokenizer.json` and
+ * `tokenizer_config.json` (as on the Hugging Face Hub), with `@huggingface/tokenizers` (pure JS) and
+ * `@huggingface/jinja` (HF chat templates in JS).
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Template } from '@huggingface/jinja';
+import { Tokenizer } from '@huggingface/tokenizers';
+import { type ChatMessage, fail, ok, type Result } from './sample.js';
+
+/** Chat-template families whose markers the owner inference knows. */
+export type TemplateFamily = 'chatml' | 'llama3' | 'unknown';
+
+export interface RolloutTokenizer {
+  /** Where it was loaded from (a folder), or a label. */
+  source: string;
+  family: TemplateFamily;
+  /** Text -> ids, without BOS/EOS added (chat templates write their own special tokens). */
+  encode(text: string): number[];
+  /** The text of one token as decoded (special tokens as written, e.g. `<|im_end|>`). */
+  text(id: number): string;
+  /** The id of a token string (special or vocabulary form), if any. */
+  id(token: string): number | undefined;
+  /** Ids of the special (added) tokens. */
+  specialIds: ReadonlySet<number>;
+  /** Ids that end a generated turn: the EOS and the template's end-of-turn markers. */
+  endIds: ReadonlySet<number>;
+  eosId?: number;
+  padId?: number;
+  /** The chat template, when tokenizer_config.json has one. */
+  chatTemplate?: string;
+  /** Render messages with the chat template: `Result<text, why not>`. */
+  render(
+    messages: ChatMessage[],
+    opts?: { tools?: unknown[]; addGenerationPrompt?: boolean },
+  ): Result<string, string>;
+}
+
+const tokenName = (t: unknown): string | undefined =>
+  typeof t === 'string'
+    ? t
+    : typeof t === 'object' && t !== null
+      ? (t as { content?: string }).content
+      : undefined;
+
+/** The chat template string of a tokenizer_config.json (a string, or the `default` of a named list). */
+function chatTemplateOf(config: Record<string, unknown>): string | undefined {
+  const t = config.chat_template;
+  if (typeof t === 'string') return t;
+  if (Array.isArray(t)) {
+    const named = t as { name?: string; template?: string }[];
+    return (named.find((x) => x.name === 'default') ?? named[0])?.template;
+  }
+  return undefined;
+}
+
+/** Build a RolloutTokenizer from parsed tokenizer.json and tokenizer_config.json objects. */
+export function tokenizerFromJson(
+  tokenizerJson: Record<string, unknown>,
+  config: Record<string, unknown>,
+  source = 'tokenizer.json',
+): Result<RolloutTokenizer, string> {
+  let tok: Tokenizer;
+  try {
+    tok = new Tokenizer(tokenizerJson, config);
+  } catch (e) {
+    return fail(`${source}: cannot build the tokenizer (${(e as Error).message})`);
+  }
+  const added = (tokenizerJson.added_tokens ?? []) as { id: number; content: string; special?: boolean }[];
+  const specialIds = new Set(added.filter((t) => t.special).map((t) => t.id));
+  const addedById = new Map(added.map((t) => [t.id, t.content]));
+  const id = (t: string) => tok.token_to_id(t);
+  const texts = new Map<number, string>();
+  const text = (i: number): string => {
+    const known = texts.get(i);
+    if (known !== undefined) return known;
+    const s =
+      addedById.get(i) ??
+      tok.decode([i], { skip_special_tokens: false, clean_up_tokenization_spaces: false });
+    texts.set(i, s);
+    return s;
+  };
+  const eosName = tokenName(config.eos_token);
+  const padName = tokenName(config.pad_token);
+  const eosId = eosName !== undefined ? id(eosName) : undefined;
+  const padId = padName !== undefined ? id(padName) : undefined;
+  const chatTemplate = chatTemplateOf(config);
+  const has = (t: string) => id(t) !== undefined && (chatTemplate === undefined || chatTemplate.includes(t));
+  const family: TemplateFamily =
+    has('<|im_start|>') && has('<|im_end|>')
+      ? 'chatml'
+      : has('<|start_header_id|>') && has('<|end_header_id|>') && has('<|eot_id|>')
+        ? 'llama3'
+        : 'unknown';
+  const endIds = new Set<number>();
+  for (const t of family === 'chatml'
+    ? ['<|im_end|>']
+    : family === 'llama3'
+      ? ['<|eot_id|>', '<|eom_id|>']
+      : []) {
+    const i = id(t);
+    if (i !== undefined) endIds.add(i);
+  }
+  if (eosId !== undefined && (family === 'unknown' || endIds.size === 0)) endIds.add(eosId);
+  let template: Template | undefined;
+  const render: RolloutTokenizer['render'] = (messages, opts = {}) => {
+    if (!chatTemplate) return fail('tokenizer_config.json has no chat_template');
+    try {
+      template ??= new Template(chatTemplate);
+      return ok(
+        template.render({
+          messages,
+          tools: opts.tools?.length ? opts.tools : undefined,
+          add_generation_prompt: opts.addGenerationPrompt ?? false,
+          bos_token: tokenName(config.bos_token) ?? '',
+          eos_token: eosName ?? '',
+          pad_token: padName ?? '',
+          date_string: '26 Jul 2024',
+        }),
+      );
+    } catch (e) {
+      return fail(`the chat template failed: ${(e as Error).message}`);
+    }
+  };
+  return ok({
+    source,
+    family,
+    encode: (s) => tok.encode(s, { add_special_tokens: false }).ids,
+    text,
+    id,
+    specialIds,
+    endIds,
+    eosId,
+    padId,
+    chatTemplate,
+    render,
+  });
+}
+
+/** Load `DIR/tokenizer.json` + `DIR/tokenizer_config.json` (+ `chat_template.jinja`): Result<tokenizer, what is missing or bad>. */
+export function loadTokenizerDir(dir: string): Result<RolloutTokenizer, string> {
+  const read = (name: string): Result<Record<string, unknown>, string> => {
+    const file = path.join(dir, name);
+    if (!fs.existsSync(file)) return fail(`${dir} has no ${name}`);
+    try {
+      return ok(JSON.parse(fs.readFileSync(file, 'utf8')));
+    } catch (e) {
+      return fail(`${file} is not valid JSON (${(e as Error).message})`);
+    }
+  };
+  const tj = read('tokenizer.json');
+  if (!tj.ok) return tj;
+  const tc = read('tokenizer_config.json');
+  if (!tc.ok) return tc;
+  // Newer Hub repos keep the template in chat_template.jinja (or chat_template.json) beside the config.
+  const jinja = path.join(dir, 'chat_template.jinja');
+  if (tc.value.chat_template === undefined && fs.existsSync(jinja))
+    tc.value.chat_template = fs.readFileSync(jinja, 'utf8');
+  else if (tc.value.chat_template === undefined && fs.existsSync(path.join(dir, 'chat_template.json'))) {
+    const t = read('chat_template.json');
+    if (t.ok) tc.value.chat_template = t.value.chat_template;
+  }
+  return tokenizerFromJson(tj.value, tc.value, dir);
+}
+
+/** A tokenizer folder beside a rollout file: its own folder, or `tokenizer/` in it, or none. */
+export function findTokenizerBeside(file: string): string | undefined {
+  const here = path.dirname(path.resolve(file));
+  for (const dir of [here, path.join(here, 'tokenizer')])
+    if (
+      fs.existsSync(path.join(dir, 'tokenizer.json')) &&
+      fs.existsSync(path.join(dir, 'tokenizer_config.json'))
+    )
+      return dir;
+  return undefined;
+}
+
+/** A token's text made visible: `\n` as `⏎`, spaces as `·`, tabs as `→`. */
+export function showToken(text: string): string {
+  return text.replace(/\n/g, '⏎').replace(/ /g, '·').replace(/\t/g, '→');
+}

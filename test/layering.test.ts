@@ -45,7 +45,7 @@ function coreLayer(file: string): string {
 
 /** Lower layers first; a file may import its own layer and the layers before it. */
 const CORE_ORDER = [
-  ['rng', 'suggest', 'paths', 'tf'],
+  ['rng', 'suggest', 'schema', 'paths', 'tf'],
   ['gym'],
   ['rollouts'],
   ['model'],

@@ -69,6 +69,14 @@ export class TrainerClient {
         const parsed = parseTrainerMessage(raw);
         if (!parsed.ok) {
           this.log(`dropped a malformed message from the trainer: ${parsed.error}`);
+          // A malformed answer to a job ends that job (with why) rather than leave it pending.
+          const r = raw as { type?: unknown; id?: unknown } | null;
+          const id = typeof r === 'object' && r !== null && typeof r.id === 'string' ? r.id : null;
+          const p = id !== null ? this.pending.get(id) : undefined;
+          if (id !== null && p && (r?.type === 'done' || r?.type === 'failed')) {
+            this.pending.delete(id);
+            p.reject(new JobError(`the trainer sent a malformed answer: ${parsed.error}`));
+          }
           return;
         }
         const m = parsed.value;

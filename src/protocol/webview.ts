@@ -19,19 +19,26 @@
  * The inspector's saved state (`getState`/`setState`, and what the panel serializer restores
  * after a window reload) is an `InspectorState`; the dashboard's is a `DashboardState`.
  */
-import { type ContextPolicy, parseContextPolicy } from '../core/context/policy.js';
-import { type TrajectoryJSON, validateTrajectoryJSON } from '../core/gym/trajectory-json.js';
-import { isMaskBug, type MaskBug } from '../core/rl/mask-bugs.js';
+import * as v from 'valibot';
+import { type ContextPolicy, ContextPolicySchema } from '../core/context/policy.js';
+import { type TrajectoryJSON, TrajectoryJSONSchema } from '../core/gym/trajectory-json.js';
+import { MASK_BUGS, type MaskBug } from '../core/rl/mask-bugs.js';
 import type { MaskCheckResult } from '../core/rl/mask-check.js';
+import { anyText, bool, finite, int, list, oneOf, parse, show, strict } from '../core/schema.js';
 import {
   type CreditResult,
-  checkCreditResult,
-  checkEvalContextResult,
-  checkMaskCheckResult,
-  checkRerunResult,
+  CreditResultSchema,
   type EvalContextResult,
+  EvalContextResultSchema,
+  MAX_EVAL_POLICIES,
+  MAX_PATH,
+  MAX_RERUN_EPISODES,
+  MAX_RETRAIN_STEPS,
+  MaskCheckResultSchema,
+  messageName,
   type Parsed,
   type RerunResult,
+  RerunResultSchema,
 } from './trainer.js';
 
 /** Where the shown episode comes from, as the webview needs it. */
@@ -51,7 +58,7 @@ export interface SourceInfo {
 }
 
 export type AnalysisOp = 'credit' | 'rerun' | 'evaluate' | 'retrain';
-export const ANALYSIS_OPS: readonly AnalysisOp[] = ['credit', 'rerun', 'evaluate', 'retrain'];
+export const ANALYSIS_OPS = ['credit', 'rerun', 'evaluate', 'retrain'] as const;
 
 export type ToWebview =
   | { type: 'show'; episode: TrajectoryJSON; title: string; backend?: string; source?: SourceInfo }
@@ -138,204 +145,218 @@ export function policyLabel(p: ContextPolicy): string {
   }
 }
 
-type Obj = Record<string, unknown>;
-const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
-const isReq = (x: unknown): x is number => Number.isInteger(x) && (x as number) >= 0;
-const isStr = (x: unknown): x is string => typeof x === 'string';
+const RequestId = int(0, Number.MAX_SAFE_INTEGER);
+const Label = anyText(400);
+const isObject = (x: unknown): x is Record<string, unknown> =>
+  typeof x === 'object' && x !== null && !Array.isArray(x);
 
-function attempt<T>(f: () => T | string): Parsed<T> {
-  try {
-    const v = f();
-    return typeof v === 'string' ? { ok: false, error: v } : { ok: true, value: v };
-  } catch (e) {
-    return { ok: false, error: (e as Error).message };
-  }
-}
+export const SourceInfoSchema = strict({
+  run: v.nullable(anyText(MAX_PATH)),
+  dir: v.nullable(anyText(MAX_PATH)),
+  model: v.nullable(anyText(MAX_PATH)),
+  critic: bool(),
+  contextPolicy: ContextPolicySchema,
+  retrainUnavailable: v.nullable(anyText(400)),
+});
 
-/** Check a SourceInfo; throws naming the field. */
-function checkSource(x: unknown): SourceInfo {
-  if (!isObj(x)) throw new Error('show.source must be an object');
-  if (x.run !== null && !isStr(x.run)) throw new Error('show.source.run');
-  if (x.dir !== null && !isStr(x.dir)) throw new Error('show.source.dir');
-  if (x.model !== null && !isStr(x.model)) throw new Error('show.source.model');
-  if (typeof x.critic !== 'boolean') throw new Error('show.source.critic');
-  x.contextPolicy = parseContextPolicy(x.contextPolicy, 'show.source.contextPolicy');
-  if (x.retrainUnavailable !== null && !isStr(x.retrainUnavailable))
-    throw new Error('show.source.retrainUnavailable');
-  return x as unknown as SourceInfo;
-}
+const ToWebviewSchema = v.variant(
+  'type',
+  [
+    v.strictObject({
+      type: v.literal('show'),
+      episode: TrajectoryJSONSchema,
+      title: Label,
+      backend: v.optional(Label),
+      source: v.optional(SourceInfoSchema),
+    }),
+    v.strictObject({
+      type: v.literal('maskResult'),
+      requestId: RequestId,
+      result: MaskCheckResultSchema,
+      backend: Label,
+    }),
+    v.strictObject({ type: v.literal('maskError'), requestId: RequestId, message: anyText() }),
+    v.strictObject({ type: v.literal('creditResult'), requestId: RequestId, result: CreditResultSchema }),
+    v.strictObject({ type: v.literal('rerunResult'), requestId: RequestId, result: RerunResultSchema }),
+    v.strictObject({
+      type: v.literal('evalResult'),
+      requestId: RequestId,
+      label: Label,
+      result: EvalContextResultSchema,
+    }),
+    v.strictObject({ type: v.literal('retrainDone'), requestId: RequestId, run: Label, label: Label }),
+    v.strictObject({ type: v.literal('jobProgress'), requestId: RequestId, message: anyText(10_000) }),
+    v.strictObject({
+      type: v.literal('jobError'),
+      requestId: RequestId,
+      op: oneOf(ANALYSIS_OPS),
+      message: anyText(),
+    }),
+  ],
+  (i) => `unknown message type ${show(i.input)}`,
+);
 
-/** Check a message arriving in the inspector webview. */
-export function parseToWebview(x: unknown): Parsed<ToWebview> {
-  return attempt<ToWebview>(() => {
-    if (!isObj(x)) return 'message must be an object';
-    if (x.type !== 'show' && !isReq(x.requestId)) return `${String(x.type)}.requestId`;
-    switch (x.type) {
-      case 'show':
-        validateTrajectoryJSON(x.episode);
-        if (typeof x.title !== 'string') return 'show.title must be a string';
-        if (x.backend !== undefined && typeof x.backend !== 'string') return 'show.backend';
-        if (x.source !== undefined) checkSource(x.source);
-        break;
-      case 'maskResult':
-        if (typeof x.backend !== 'string') return 'maskResult.backend';
-        checkMaskCheckResult(x.result);
-        break;
-      case 'maskError':
-        if (typeof x.message !== 'string') return 'maskError fields';
-        break;
-      case 'creditResult':
-        checkCreditResult(x.result);
-        break;
-      case 'rerunResult':
-        checkRerunResult(x.result);
-        break;
-      case 'evalResult':
-        if (!isStr(x.label)) return 'evalResult.label';
-        checkEvalContextResult(x.result);
-        break;
-      case 'retrainDone':
-        if (!isStr(x.run) || !isStr(x.label)) return 'retrainDone fields';
-        break;
-      case 'jobProgress':
-        if (!isStr(x.message)) return 'jobProgress.message';
-        break;
-      case 'jobError':
-        if (!(ANALYSIS_OPS as readonly unknown[]).includes(x.op)) return 'jobError.op';
-        if (!isStr(x.message)) return 'jobError.message';
-        break;
-      default:
-        return `unknown message type ${JSON.stringify(x.type)}`;
-    }
-    return x as unknown as ToWebview;
-  });
-}
+const FromWebviewSchema = v.variant(
+  'type',
+  [
+    v.strictObject({ type: v.literal('ready') }),
+    v.strictObject({ type: v.literal('maskCheck'), requestId: RequestId, bug: oneOf(MASK_BUGS) }),
+    v.strictObject({ type: v.literal('credit'), requestId: RequestId }),
+    v.strictObject({
+      type: v.literal('rerun'),
+      requestId: RequestId,
+      policy: ContextPolicySchema,
+      n: int(1, MAX_RERUN_EPISODES),
+    }),
+    v.strictObject({
+      type: v.literal('evaluate'),
+      requestId: RequestId,
+      policies: list(ContextPolicySchema, 1, MAX_EVAL_POLICIES),
+      model: oneOf(['run', 'retrained'] as const),
+    }),
+    v.strictObject({
+      type: v.literal('retrain'),
+      requestId: RequestId,
+      policy: ContextPolicySchema,
+      steps: int(1, MAX_RETRAIN_STEPS),
+    }),
+    v.strictObject({ type: v.literal('openDashboard') }),
+  ],
+  (i) => `unknown message type ${show(i.input)}`,
+);
 
-/** Check a message arriving in the extension host from the inspector webview. */
-export function parseFromWebview(x: unknown): Parsed<FromWebview> {
-  return attempt<FromWebview>(() => {
-    if (!isObj(x)) return 'message must be an object';
-    const needReq = !['ready', 'openDashboard'].includes(x.type as string);
-    if (needReq && !isReq(x.requestId)) return `${String(x.type)}.requestId`;
-    switch (x.type) {
-      case 'ready':
-      case 'openDashboard':
-      case 'credit':
-        break;
-      case 'maskCheck':
-        if (!isMaskBug(x.bug)) return `maskCheck.bug ${JSON.stringify(x.bug)} is not a known mask bug`;
-        break;
-      case 'rerun':
-        x.policy = parseContextPolicy(x.policy, 'rerun.policy');
-        if (!Number.isInteger(x.n) || (x.n as number) < 1 || (x.n as number) > 64)
-          return 'rerun.n must be 1 to 64';
-        break;
-      case 'evaluate':
-        if (!Array.isArray(x.policies) || x.policies.length < 1 || x.policies.length > 4)
-          return 'evaluate.policies must be 1 to 4 policies';
-        x.policies = x.policies.map((p, i) => parseContextPolicy(p, `evaluate.policies[${i}]`));
-        if (x.model !== 'run' && x.model !== 'retrained')
-          return 'evaluate.model must be "run" or "retrained"';
-        break;
-      case 'retrain':
-        x.policy = parseContextPolicy(x.policy, 'retrain.policy');
-        if (!Number.isInteger(x.steps) || (x.steps as number) < 1 || (x.steps as number) > 1000)
-          return 'retrain.steps must be 1 to 1000';
-        break;
-      default:
-        return `unknown message type ${JSON.stringify(x.type)}`;
-    }
-    return x as unknown as FromWebview;
-  });
-}
+const InspectorStateSchema = strict({
+  episode: TrajectoryJSONSchema,
+  title: Label,
+  bug: oneOf(MASK_BUGS),
+  source: v.optional(SourceInfoSchema),
+  policy: v.optional(ContextPolicySchema),
+  call: v.optional(v.nullable(int(0, 10_000))),
+});
 
-/** Check saved webview state (from getState or the serializer); null when unusable. */
-export function parseInspectorState(x: unknown): InspectorState | null {
-  if (!isObj(x) || typeof x.title !== 'string' || !isMaskBug(x.bug)) return null;
-  try {
-    validateTrajectoryJSON(x.episode);
-    if (x.source !== undefined) checkSource(x.source);
-    if (x.policy !== undefined) x.policy = parseContextPolicy(x.policy);
-  } catch {
-    return null;
-  }
-  if (x.call !== undefined && x.call !== null && !(Number.isInteger(x.call) && (x.call as number) >= 0))
-    return null;
-  return x as unknown as InspectorState;
-}
+const NullableNumbers = v.custom<(number | null)[]>(
+  (x) => Array.isArray(x) && x.every((n) => n === null || (typeof n === 'number' && Number.isFinite(n))),
+  'expected numbers or null',
+);
 
-const isNullableNum = (v: unknown) => v === null || (typeof v === 'number' && Number.isFinite(v));
+const RunSeriesSchema = v.pipe(
+  strict({
+    id: anyText(MAX_PATH),
+    name: anyText(MAX_PATH),
+    group: anyText(MAX_PATH),
+    live: bool(),
+    steps: v.custom<number[]>(
+      (x) => Array.isArray(x) && x.length <= 1_000_000 && x.every((n) => Number.isInteger(n)),
+      'expected integers',
+    ),
+    metrics: v.record(v.string(), NullableNumbers),
+  }),
+  v.check(
+    (r) => Object.values(r.metrics).every((m) => m.length === r.steps.length),
+    'expected one number or null per step in every metric',
+  ),
+);
 
-function checkRunSeries(r: unknown, i: number): void {
-  if (!isObj(r) || !isStr(r.id) || !isStr(r.name) || !isStr(r.group) || typeof r.live !== 'boolean')
-    throw new Error(`runs.runs[${i}] needs id, name, group, live`);
-  if (!Array.isArray(r.steps) || !r.steps.every((s) => Number.isInteger(s)))
-    throw new Error(`runs.runs[${i}].steps must be integers`);
-  if (!isObj(r.metrics)) throw new Error(`runs.runs[${i}].metrics`);
-  for (const [k, v] of Object.entries(r.metrics))
-    if (!Array.isArray(v) || v.length !== r.steps.length || !v.every(isNullableNum))
-      throw new Error(`runs.runs[${i}].metrics.${k} must have one number or null per step`);
-}
+const Cell = v.union([v.string(), finite(), v.null()], 'expected a string, a number or null');
+const TableSchema = strict({
+  title: anyText(1000),
+  columns: list(anyText(1000), 0, 200),
+  rows: list(list(Cell, 0, 200), 0, 10_000),
+  digits: v.optional(list(int(0, 12), 0, 200)),
+  spread: v.optional(list(list(v.nullable(finite()), 0, 200), 0, 10_000)),
+  source: anyText(MAX_PATH),
+});
 
-function checkTable(t: unknown, i: number): void {
-  if (!isObj(t) || !isStr(t.title) || !isStr(t.source))
-    throw new Error(`runs.tables[${i}] needs title, source`);
-  if (!Array.isArray(t.columns) || !t.columns.every(isStr)) throw new Error(`runs.tables[${i}].columns`);
-  if (
-    !Array.isArray(t.rows) ||
-    !t.rows.every((r) => Array.isArray(r) && r.every((c) => isStr(c) || typeof c === 'number' || c === null))
-  )
-    throw new Error(`runs.tables[${i}].rows`);
-}
-
-/** Check a message arriving in the dashboard webview. */
-export function parseToDashboard(x: unknown): Parsed<ToDashboard> {
-  return attempt<ToDashboard>(() => {
-    if (!isObj(x)) return 'message must be an object';
-    switch (x.type) {
-      case 'runs':
-        if (!Array.isArray(x.runs)) return 'runs.runs must be an array';
-        x.runs.forEach(checkRunSeries);
-        if (!Array.isArray(x.tables)) return 'runs.tables must be an array';
-        x.tables.forEach(checkTable);
-        if (!Array.isArray(x.notes) || !x.notes.every(isStr)) return 'runs.notes';
-        if (!Array.isArray(x.roots) || !x.roots.every(isStr)) return 'runs.roots';
-        break;
-      case 'exported':
-        if (!isStr(x.file)) return 'exported.file';
-        break;
-      default:
-        return `unknown message type ${JSON.stringify(x.type)}`;
-    }
-    return x as unknown as ToDashboard;
-  });
-}
+const ToDashboardSchema = v.variant(
+  'type',
+  [
+    v.strictObject({
+      type: v.literal('runs'),
+      roots: list(anyText(MAX_PATH), 0, 1000),
+      runs: list(RunSeriesSchema, 0, 1000),
+      tables: list(TableSchema, 0, 1000),
+      notes: list(anyText(10_000), 0, 1000),
+    }),
+    v.strictObject({ type: v.literal('exported'), file: anyText(MAX_PATH) }),
+  ],
+  (i) => `unknown message type ${show(i.input)}`,
+);
 
 /** The largest SVG the dashboard may hand to the host for saving. */
 export const MAX_SVG_BYTES = 5_000_000;
 
+/**
+ * Active content in an SVG: a script or foreign element, an event-handler attribute inside a tag,
+ * or a javascript: URL. (Text that merely contains `on...=` is not an attribute.)
+ */
+export function svgActiveContent(svg: string): string | null {
+  if (/<\s*(script|foreignObject|iframe|object|embed)\b/i.test(svg)) return 'a script or foreign element';
+  if (/<[^>]*\son[a-z]+\s*=/i.test(svg)) return 'an event-handler attribute';
+  if (/(?:href|src)\s*=\s*["']?\s*(?:javascript|data\s*:\s*text\/html)/i.test(svg))
+    return 'a javascript: URL';
+  return null;
+}
+
+const FromDashboardSchema = v.variant(
+  'type',
+  [
+    v.strictObject({ type: v.literal('ready') }),
+    v.strictObject({
+      type: v.literal('exportSvg'),
+      name: v.pipe(
+        v.string(),
+        v.regex(/^[\w. -]{1,80}$/, 'expected a file name of letters, digits, ".", "_", "-" or spaces'),
+      ),
+      svg: v.pipe(
+        v.string(),
+        v.maxLength(MAX_SVG_BYTES, 'expected an <svg> document under 5 MB'),
+        v.startsWith('<svg', 'expected an <svg> document'),
+        v.check(
+          (x) => svgActiveContent(x) === null,
+          (i) => `must not carry ${svgActiveContent(String(i.input))}`,
+        ),
+      ),
+    }),
+  ],
+  (i) => `unknown message type ${show(i.input)}`,
+);
+
+const DashboardStateSchema = strict({ roots: list(anyText(MAX_PATH), 0, 1000) });
+
+/** Parse a message by its schema, prefixed by its type; never throws. */
+function parseMessage<T>(schema: v.GenericSchema, x: unknown): Parsed<T> {
+  if (!isObject(x)) return { ok: false, error: 'message: expected an object' };
+  return parse(schema, x, messageName(x)) as Parsed<T>;
+}
+
+/** Check a message arriving in the inspector webview. */
+export function parseToWebview(x: unknown): Parsed<ToWebview> {
+  return parseMessage<ToWebview>(ToWebviewSchema, x);
+}
+
+/** Check a message arriving in the extension host from the inspector webview. */
+export function parseFromWebview(x: unknown): Parsed<FromWebview> {
+  return parseMessage<FromWebview>(FromWebviewSchema, x);
+}
+
+/** Check saved webview state (from getState or the serializer); null when unusable. */
+export function parseInspectorState(x: unknown): InspectorState | null {
+  const r = parse(InspectorStateSchema, x, 'state');
+  return r.ok ? (r.value as unknown as InspectorState) : null;
+}
+
+/** Check a message arriving in the dashboard webview. */
+export function parseToDashboard(x: unknown): Parsed<ToDashboard> {
+  return parseMessage<ToDashboard>(ToDashboardSchema, x);
+}
+
 /** Check a message arriving in the extension host from the dashboard webview. */
 export function parseFromDashboard(x: unknown): Parsed<FromDashboard> {
-  return attempt<FromDashboard>(() => {
-    if (!isObj(x)) return 'message must be an object';
-    switch (x.type) {
-      case 'ready':
-        break;
-      case 'exportSvg':
-        if (!isStr(x.name) || !/^[\w. -]{1,80}$/.test(x.name)) return 'exportSvg.name';
-        if (!isStr(x.svg) || !x.svg.startsWith('<svg') || x.svg.length > MAX_SVG_BYTES)
-          return 'exportSvg.svg must be an <svg> document under 5 MB';
-        if (/<script|\bon\w+\s*=/i.test(x.svg)) return 'exportSvg.svg must not carry scripts';
-        break;
-      default:
-        return `unknown message type ${JSON.stringify(x.type)}`;
-    }
-    return x as unknown as FromDashboard;
-  });
+  return parseMessage<FromDashboard>(FromDashboardSchema, x);
 }
 
 /** Check saved dashboard state; null when unusable. */
 export function parseDashboardState(x: unknown): DashboardState | null {
-  if (!isObj(x) || !Array.isArray(x.roots) || !x.roots.every(isStr)) return null;
-  return x as unknown as DashboardState;
+  const r = parse(DashboardStateSchema, x, 'state');
+  return r.ok ? r.value : null;
 }

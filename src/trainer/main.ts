@@ -57,6 +57,10 @@ async function main(): Promise<void> {
     const parsed = parseHostMessage(raw);
     if (!parsed.ok) {
       send({ type: 'log', text: `dropped a malformed message from the host: ${parsed.error}` });
+      // A malformed start with an id fails that job (the host is waiting for it); the others go on.
+      const r = raw as { type?: unknown; id?: unknown } | null;
+      if (r && typeof r === 'object' && r.type === 'start' && typeof r.id === 'string' && r.id.length <= 64)
+        send({ type: 'failed', id: r.id, message: parsed.error });
       return;
     }
     const m: HostMessage = parsed.value;

@@ -89,7 +89,10 @@ describe('episode-lab CLI', () => {
     assert.match(r.err, /unknown key "lrr" \(did you mean "lr"\?\)/);
     fs.writeFileSync(file, JSON.stringify({ groupSize: 1 }));
     r = cli(['train', '--config', file, '--runs-dir', dir]);
-    assert.match(r.err, /groupSize must be an integer >= 2/);
+    assert.match(
+      r.err,
+      /c\.json: groupSize: expected an integer from 2 to 256 \(a group needs a baseline\), got 1/,
+    );
     fs.writeFileSync(file, '{"lr": ');
     r = cli(['train', '--config', file, '--runs-dir', dir]);
     assert.equal(r.code, 2);

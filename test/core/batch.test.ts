@@ -95,10 +95,17 @@ describe('trajectory JSON', () => {
     const j = JSON.parse(JSON.stringify(toTrajectoryJSON(sample(1, 4)[0], tok)));
     assert.throws(
       () => validateTrajectoryJSON({ ...j, actionMask: j.actionMask.slice(1) }),
-      /"actionMask" must be/,
+      /not a trajectory: actionMask: expected \d+ entries \(one per predicted position, T - 1\), got \d+/,
     );
-    assert.throws(() => validateTrajectoryJSON({ ...j, owner: j.owner.map(() => 7) }), /"owner" codes/);
-    assert.throws(() => validateTrajectoryJSON({ ...j, v: 99 }), /version 99/);
+    assert.throws(
+      () => validateTrajectoryJSON({ ...j, owner: j.owner.map(() => 7) }),
+      /expected owner codes 0/,
+    );
+    assert.throws(
+      () => validateTrajectoryJSON({ ...j, v: 99 }),
+      /v: expected version 1 \(what this reader knows\), got 99/,
+    );
+    assert.throws(() => validateTrajectoryJSON({ ...j, ids: [] }), /expected at least one token/);
     assert.throws(() => validateTrajectoryJSON('nope'), /expected an object/);
   });
 });

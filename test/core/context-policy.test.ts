@@ -61,22 +61,23 @@ describe('parseContextPolicy', () => {
 
   it('rejects bad values with a message that names the field', () => {
     const bad: [unknown, RegExp][] = [
-      [null, /contextPolicy must be an object/],
-      [[], /must be an object/],
-      ['full', /must be an object/],
-      [{}, /contextPolicy\.kind must be one of "full", "keepObs".*got undefined/],
-      [{ kind: 'keep_obs', k: 1 }, /contextPolicy\.kind must be one of .*got "keep_obs"/],
-      [{ kind: 'keepObs' }, /contextPolicy\.k is required/],
-      [{ kind: 'keepObs', k: -1 }, /contextPolicy\.k must be >= 0, got -1/],
-      [{ kind: 'keepObs', k: 1.5 }, /contextPolicy\.k must be an integer/],
-      [{ kind: 'keepObs', k: '1' }, /contextPolicy\.k must be an integer, got "1"/],
+      [null, /^Error: contextPolicy: expected an object like \{"kind": "keepObs", "k": 1\}, got null/],
+      [[], /contextPolicy\.kind: expected one of/],
+      ['full', /contextPolicy: expected an object/],
+      [{}, /contextPolicy\.kind: expected one of "full", "keepObs".*got nothing/],
+      [{ kind: 'keep_obs', k: 1 }, /contextPolicy\.kind: expected one of .*got "keep_obs"/],
+      [{ kind: 'keepObs' }, /contextPolicy\.k: is required/],
+      [{ kind: 'keepObs', k: -1 }, /contextPolicy\.k: expected an integer from 0 to 64, got -1/],
+      [{ kind: 'keepObs', k: 1.5 }, /contextPolicy\.k: expected an integer from 0 to 64, got 1\.5/],
+      [{ kind: 'keepObs', k: '1' }, /contextPolicy\.k: expected an integer from 0 to 64, got "1"/],
+      [{ kind: 'keepObs', k: 65 }, /contextPolicy\.k: expected an integer from 0 to 64, got 65/],
       [
         { kind: 'keepObs', k: 1, maxTokens: 3 },
-        /contextPolicy\.maxTokens is not a field of a "keepObs" policy/,
+        /contextPolicy\.maxTokens: unknown key "maxTokens"; known keys: kind, k/,
       ],
-      [{ kind: 'full', k: 1 }, /contextPolicy\.k is not a field of a "full" policy/],
-      [{ kind: 'truncateOldest', maxTokens: 0 }, /maxTokens must be >= 1/],
-      [{ kind: 'truncateOldest', maxTokens: 251 }, /maxTokens must be <= 250/],
+      [{ kind: 'full', k: 1 }, /contextPolicy\.k: unknown key "k"; known keys: kind$/],
+      [{ kind: 'truncateOldest', maxTokens: 0 }, /maxTokens: expected an integer from 1 to 250, got 0/],
+      [{ kind: 'truncateOldest', maxTokens: 251 }, /maxTokens: expected an integer from 1 to 250, got 251/],
     ];
     for (const [x, re] of bad) assert.throws(() => parseContextPolicy(x), re, JSON.stringify(x));
     assert.throws(() => parseContextPolicy({ kind: 'nope' }, 'eval.context'), /^Error: eval\.context\.kind/);

@@ -279,13 +279,16 @@ describe('rewards', () => {
     const { validateReward } = await import('../../src/core/index.js');
     assert.throws(
       () => validateReward({ kind: 'hidden', stepPenallty: 0.1 }),
-      /reward\.stepPenallty is not a reward option/,
+      /reward\.stepPenallty: unknown key "stepPenallty" \(did you mean "stepPenalty"\?\)/,
     );
     assert.throws(
       () => validateReward({ kind: 'hidden', stepPenalty: 'a' }),
-      /stepPenalty must be a finite number/,
+      /reward\.stepPenalty: expected a number in \[-10, 10\], got "a"/,
     );
-    assert.throws(() => validateReward({ unsubmitted: null }), /unsubmitted must be a finite number/);
+    assert.throws(
+      () => validateReward({ unsubmitted: null }),
+      /reward\.unsubmitted: expected a number in \[-10, 10\], got null/,
+    );
     // a run file written before `unsubmitted` existed reads as 0
     assert.equal(validateReward({ kind: 'hidden', wrongSubmit: -1 }).unsubmitted, 0);
   });

@@ -58,19 +58,50 @@ describe('RLConfig', () => {
   it('names a bad value', () => {
     assert.throws(
       () => makeRLConfig({ maxTurns: 0 }),
-      /config\.maxTurns must be an integer from 1 to 64, got 0/,
+      /config\.maxTurns: expected an integer from 1 to 64, got 0/,
     );
     assert.throws(
       () => makeRLConfig({ lossMode: 'mean' }),
-      /lossMode must be "token_mean" or "seq_mean_token_mean"/,
+      /config\.lossMode: expected one of "token_mean", "seq_mean_token_mean", got "mean"/,
     );
-    assert.throws(() => makeRLConfig({ lr: '1e-3' }), /lr must be a number in \(0, 1\)/);
+    assert.throws(
+      () => makeRLConfig({ lr: '1e-3' }),
+      /config\.lr: expected a number in \(0, 1\), got "1e-3"/,
+    );
     assert.throws(
       () => makeRLConfig({ reward: { kind: 'hidden', stepPenalty: 'x' } }),
-      /reward\.stepPenalty must be a finite number/,
+      /config\.reward\.stepPenalty: expected a number in \[-10, 10\]/,
     );
-    assert.throws(() => makeRLConfig({ contextPolicy: { kind: 'keepObs', k: -1 } }), /contextPolicy/);
-    assert.throws(() => makeRLConfig([]), /must be a JSON object/);
+    assert.throws(
+      () => makeRLConfig({ contextPolicy: { kind: 'keepObs', k: -1 } }),
+      /config\.contextPolicy\.k: expected an integer from 0 to 64, got -1/,
+    );
+    assert.throws(() => makeRLConfig([]), /^ConfigError: config: expected an object, got \[\]/);
+    assert.throws(() => makeRLConfig(null), /config: expected an object, got null/);
+  });
+
+  it('bounds what would exhaust memory or overflow: episodes per step, reward terms, seeds', () => {
+    assert.throws(
+      () => makeRLConfig({ promptsPerStep: 1e9 }),
+      /promptsPerStep: expected an integer from 1 to 1024/,
+    );
+    assert.throws(() => makeRLConfig({ groupSize: 1e6 }), /groupSize: expected an integer from 2 to 256/);
+    assert.throws(
+      () => makeRLConfig({ promptsPerStep: 1000, groupSize: 200 }),
+      /200000 episodes per step; at most 4096/,
+    );
+    assert.throws(
+      () => makeRLConfig({ reward: { stepPenalty: 1e308 } }),
+      /stepPenalty: expected a number in \[-10, 10\]/,
+    );
+    assert.throws(() => makeRLConfig({ seed: 2 ** 32 }), /seed: expected an integer from 0 to 4294967295/);
+    assert.equal(makeRLConfig({ seed: 2 ** 32 - 1 }).seed, 2 ** 32 - 1);
+  });
+
+  it('rejects __proto__ and constructor keys as unknown, and leaves Object.prototype clean', () => {
+    assert.throws(() => makeRLConfig(JSON.parse('{"__proto__": {"x": 1}}')), /unknown key "__proto__"/);
+    assert.throws(() => makeRLConfig({ constructor: 1 }), /unknown key "constructor"/);
+    assert.equal(({} as Record<string, unknown>).x, undefined);
   });
 });
 

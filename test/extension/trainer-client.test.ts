@@ -48,7 +48,8 @@ describe('trainer process', () => {
     const running = await client.start({ kind: 'train', runsDir, config: { groupSize: 1 } });
     await assert.rejects(
       running.result,
-      (e: unknown) => e instanceof JobError && /config\.groupSize must be/.test(e.message),
+      (e: unknown) =>
+        e instanceof JobError && /config\.groupSize: expected an integer from 2 to 256/.test(e.message),
     );
   });
 

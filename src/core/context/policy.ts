@@ -25,9 +25,11 @@
  * the whole episode, its last call included: at most `maxLen` tokens.)
  */
 
+import * as v from 'valibot';
 import { CONTEXT_LENGTH, MAX_CALL_TOKENS, OWNER } from '../gym/episode.js';
 import { inferOpOfWords, parseCall } from '../gym/grammar.js';
 import type { Tokenizer } from '../gym/tokenizer.js';
+import { int, parseOrThrow, show, strictEntries } from '../schema.js';
 
 export type ContextPolicy =
   | { kind: 'full' }
@@ -40,48 +42,27 @@ export const CONTEXT_POLICY_KINDS = ['full', 'keepObs', 'truncateOldest', 'summa
 /** The longest view that leaves room for a call in TinyAgent's context. */
 export const MAX_VIEW_TOKENS = CONTEXT_LENGTH - MAX_CALL_TOKENS;
 
-const FIELDS: Record<ContextPolicy['kind'], string[]> = {
-  full: [],
-  keepObs: ['k'],
-  truncateOldest: ['maxTokens'],
-  summarize: [],
-};
+/** The largest k of keep_obs (beyond the longest episode's calls every k is the full history). */
+export const MAX_KEEP_OBS = 64;
+
+/** A context policy as JSON, one shape per kind. */
+export const ContextPolicySchema = v.variant(
+  'kind',
+  [
+    strictEntries({ kind: v.literal('full') }),
+    strictEntries({ kind: v.literal('keepObs'), k: int(0, MAX_KEEP_OBS) }),
+    strictEntries({ kind: v.literal('truncateOldest'), maxTokens: int(1, MAX_VIEW_TOKENS) }),
+    strictEntries({ kind: v.literal('summarize') }),
+  ],
+  (i) =>
+    i.path?.length
+      ? `expected one of ${CONTEXT_POLICY_KINDS.map((k) => `"${k}"`).join(', ')}, got ${show(i.input)}`
+      : `expected an object like {"kind": "keepObs", "k": 1}, got ${show(i.input)}`,
+);
 
 /** A validated ContextPolicy; throws an error that names the bad field. */
 export function parseContextPolicy(x: unknown, where = 'contextPolicy'): ContextPolicy {
-  if (typeof x !== 'object' || x === null || Array.isArray(x))
-    throw new Error(`${where} must be an object like {"kind": "keepObs", "k": 1}, got ${JSON.stringify(x)}`);
-  const o = x as Record<string, unknown>;
-  const kind = o.kind;
-  if (typeof kind !== 'string' || !(CONTEXT_POLICY_KINDS as readonly string[]).includes(kind))
-    throw new Error(
-      `${where}.kind must be one of ${CONTEXT_POLICY_KINDS.map((k) => `"${k}"`).join(', ')}, got ${JSON.stringify(kind)}`,
-    );
-  const k = kind as ContextPolicy['kind'];
-  for (const key of Object.keys(o))
-    if (key !== 'kind' && !FIELDS[k].includes(key))
-      throw new Error(
-        `${where}.${key} is not a field of a "${k}" policy (${FIELDS[k].length ? `it takes ${FIELDS[k].join(', ')}` : 'it takes none'})`,
-      );
-  const integer = (key: string, min: number, max = Number.POSITIVE_INFINITY): number => {
-    const v = o[key];
-    if (v === undefined) throw new Error(`${where}.${key} is required for a "${k}" policy`);
-    if (typeof v !== 'number' || !Number.isInteger(v))
-      throw new Error(`${where}.${key} must be an integer, got ${JSON.stringify(v)}`);
-    if (v < min) throw new Error(`${where}.${key} must be >= ${min}, got ${v}`);
-    if (v > max) throw new Error(`${where}.${key} must be <= ${max}, got ${v}`);
-    return v;
-  };
-  switch (k) {
-    case 'full':
-      return { kind: 'full' };
-    case 'keepObs':
-      return { kind: 'keepObs', k: integer('k', 0) };
-    case 'truncateOldest':
-      return { kind: 'truncateOldest', maxTokens: integer('maxTokens', 1, MAX_VIEW_TOKENS) };
-    case 'summarize':
-      return { kind: 'summarize' };
-  }
+  return parseOrThrow(ContextPolicySchema, x, where);
 }
 
 /** One line for the UI. */

@@ -2,6 +2,8 @@
  * Episode rewards. A reward is a JSON value (`RewardSpec`), so that configs and run files can
  * carry it; `rewardOf(spec, info)` turns an episode's info into its return.
  */
+import * as v from 'valibot';
+import { num, parseOrThrow, show, strict } from '../schema.js';
 
 /** How an episode ended. `invalid` is used by EarlyStopEnv. */
 export type StopReason = 'submitted' | 'max_turns' | 'truncated' | 'invalid';
@@ -59,29 +61,29 @@ export function makeReward(kind: 'hidden' = 'hidden', opts: RewardOptions = {}):
   return spec;
 }
 
-const NUMERIC_REWARD_KEYS = ['stepPenalty', 'wrongSubmit', 'invalidPenalty', 'unsubmitted'] as const;
+/** The largest magnitude of a reward term: returns stay within a few units, so no update overflows. */
+export const MAX_REWARD_TERM = 10;
 
-/** Throws an error naming the field when a reward spec is malformed. */
+const term = () => v.optional(num(-MAX_REWARD_TERM, MAX_REWARD_TERM), 0);
+
+/** A reward spec as JSON: every key optional (0 by default), nothing else allowed. */
+export const RewardSpecSchema = strict(
+  {
+    kind: v.optional(
+      v.literal('hidden', (i) => `expected "hidden" (the only reward kind), got ${show(i.input)}`),
+      'hidden',
+    ),
+    stepPenalty: term(),
+    wrongSubmit: term(),
+    invalidPenalty: term(),
+    unsubmitted: term(),
+  },
+  'an object like {"kind": "hidden", "stepPenalty": 0.05}',
+);
+
+/** A validated RewardSpec; throws an error that names the bad field. */
 export function validateReward(spec: unknown, where = 'reward'): RewardSpec {
-  if (typeof spec !== 'object' || spec === null || Array.isArray(spec))
-    throw new Error(`${where} must be an object like {"kind": "hidden", "stepPenalty": 0.05}`);
-  const s = spec as Record<string, unknown>;
-  const allowed = ['kind', ...NUMERIC_REWARD_KEYS];
-  for (const key of Object.keys(s))
-    if (!allowed.includes(key))
-      throw new Error(`${where}.${key} is not a reward option (allowed: ${allowed.join(', ')})`);
-  if (s.kind !== undefined && s.kind !== 'hidden')
-    throw new Error(`${where}.kind must be "hidden" (the default), got ${JSON.stringify(s.kind)}`);
-  for (const key of NUMERIC_REWARD_KEYS)
-    if (s[key] !== undefined && (typeof s[key] !== 'number' || !Number.isFinite(s[key])))
-      throw new Error(`${where}.${key} must be a finite number, got ${JSON.stringify(s[key])}`);
-  return {
-    kind: 'hidden',
-    stepPenalty: (s.stepPenalty as number) ?? 0,
-    wrongSubmit: (s.wrongSubmit as number) ?? 0,
-    invalidPenalty: (s.invalidPenalty as number) ?? 0,
-    unsubmitted: (s.unsubmitted as number) ?? 0,
-  };
+  return parseOrThrow(RewardSpecSchema, spec, where);
 }
 
 /** The hidden-test verdict of an episode: 1 if submitted and passing, `wrongSubmit` if submitted and failing, `unsubmitted` (0) if not submitted. */

@@ -17,6 +17,8 @@
  *   optional: "step" (training step), "index" (episode index in the step), "group" (group index)
  * }
  */
+import * as v from 'valibot';
+import { bool, finite, int, loose, numbers, type Parsed, parse, show, strings, text } from '../schema.js';
 import type { Trajectory } from './episode.js';
 import type { EpisodeInfo } from './rewards.js';
 import type { Tokenizer } from './tokenizer.js';
@@ -72,44 +74,73 @@ export function toTrajectoryJSON(
   return out;
 }
 
-/** Check a parsed JSON value is a trajectory; the error says which field is wrong. */
+/** The longest episode a trajectory may describe (TinyAgent's is 256 tokens; imported ones run longer). */
+export const MAX_TRAJECTORY_TOKENS = 1_000_000;
+
+const INFO_NUMBERS = ['n_invalid', 'n_turns', 'reads', 'tests', 'edits'] as const;
+
+/** The trajectory JSON form: the shapes of the arrays are checked against each other. */
+export const TrajectoryJSONSchema = v.pipe(
+  loose({
+    v: v.literal(
+      TRAJECTORY_JSON_VERSION,
+      (i) => `expected version ${TRAJECTORY_JSON_VERSION} (what this reader knows), got ${show(i.input)}`,
+    ),
+    task: loose({ id: text(200) }),
+    tokens: strings(MAX_TRAJECTORY_TOKENS),
+    ids: numbers(MAX_TRAJECTORY_TOKENS),
+    owner: numbers(MAX_TRAJECTORY_TOKENS),
+    turn: numbers(MAX_TRAJECTORY_TOKENS),
+    actionMask: numbers(MAX_TRAJECTORY_TOKENS),
+    logps: numbers(MAX_TRAJECTORY_TOKENS),
+    reward: finite(),
+    info: loose({
+      submitted: bool(),
+      hidden_pass: bool(),
+      stop: text(40),
+      ...Object.fromEntries(INFO_NUMBERS.map((k) => [k, finite()])),
+    }),
+    advantages: v.optional(numbers(MAX_TRAJECTORY_TOKENS)),
+    values: v.optional(numbers(MAX_TRAJECTORY_TOKENS)),
+    curLogps: v.optional(numbers(MAX_TRAJECTORY_TOKENS)),
+    step: v.optional(int(0, 1e9)),
+    index: v.optional(int(0, 1e9)),
+    group: v.optional(int(0, 1e9)),
+  }),
+  v.rawCheck(({ dataset, addIssue }) => {
+    if (!dataset.typed) return;
+    const o = dataset.value as unknown as Record<string, unknown[]>;
+    const T = o.ids.length;
+    const need = (key: string, n: number) => {
+      const a = o[key];
+      if (a !== undefined && a.length !== n)
+        addIssue({
+          message: `expected ${n} entries (${key === 'tokens' || key === 'owner' || key === 'turn' ? 'one per token' : 'one per predicted position, T - 1'}), got ${a.length}`,
+          path: [{ type: 'object', origin: 'value', input: o, key, value: a }],
+        });
+    };
+    if (T < 1) addIssue({ message: 'expected at least one token in "ids"' });
+    for (const k of ['tokens', 'owner', 'turn']) need(k, T);
+    for (const k of ['actionMask', 'logps', 'advantages', 'values', 'curLogps']) need(k, Math.max(T - 1, 0));
+    if ((o.owner as number[]).some((x) => !Number.isInteger(x) || x < 0 || x > 3))
+      addIssue({ message: 'expected owner codes 0 (template), 1 (prompt), 2 (policy), 3 (tool)' });
+    if ((o.ids as number[]).some((x) => !Number.isInteger(x) || x < 0))
+      addIssue({ message: 'expected token ids to be non-negative integers' });
+    if ((o.actionMask as number[]).some((x) => x !== 0 && x !== 1))
+      addIssue({ message: 'expected "actionMask" to hold only 0 and 1' });
+  }),
+);
+
+/** Check a parsed JSON value is a trajectory; the result names the wrong field. Never throws. */
+export function parseTrajectoryJSON(x: unknown, where = 'trajectory'): Parsed<TrajectoryJSON> {
+  return parse(TrajectoryJSONSchema, x, where) as Parsed<TrajectoryJSON>;
+}
+
+/** Check a parsed JSON value is a trajectory; throws `not a trajectory: <which field is wrong>`. */
 export function validateTrajectoryJSON(x: unknown): TrajectoryJSON {
-  const fail = (msg: string): never => {
-    throw new Error(`not a trajectory: ${msg}`);
-  };
-  if (typeof x !== 'object' || x === null || Array.isArray(x)) return fail('expected an object');
-  const o = x as Record<string, unknown>;
-  if (o.v !== TRAJECTORY_JSON_VERSION)
-    fail(`version ${JSON.stringify(o.v)}, this reader knows ${TRAJECTORY_JSON_VERSION}`);
-  const nums = (k: string, n: number) => {
-    const a = o[k];
-    if (!Array.isArray(a) || a.length !== n || !a.every((v) => typeof v === 'number' && Number.isFinite(v)))
-      fail(`"${k}" must be ${n} numbers`);
-  };
-  if (!Array.isArray(o.ids) || o.ids.length < 1) return fail('"ids" must be a non-empty array');
-  const T = o.ids.length;
-  nums('ids', T);
-  nums('owner', T);
-  nums('turn', T);
-  nums('actionMask', T - 1);
-  nums('logps', T - 1);
-  for (const k of ['advantages', 'values', 'curLogps']) if (o[k] !== undefined) nums(k, T - 1);
-  if (!Array.isArray(o.tokens) || o.tokens.length !== T || !o.tokens.every((t) => typeof t === 'string'))
-    fail(`"tokens" must be ${T} strings`);
-  if ((o.owner as number[]).some((v) => v < 0 || v > 3 || !Number.isInteger(v)))
-    fail('"owner" codes are 0..3');
-  if (typeof o.reward !== 'number') fail('"reward" must be a number');
-  const info = o.info as Record<string, unknown> | undefined;
-  if (typeof info !== 'object' || info === null) return fail('"info" must be an object');
-  for (const k of ['submitted', 'hidden_pass'])
-    if (typeof info[k] !== 'boolean') fail(`"info.${k}" must be a boolean`);
-  for (const k of ['n_invalid', 'n_turns', 'reads', 'tests', 'edits'])
-    if (typeof info[k] !== 'number') fail(`"info.${k}" must be a number`);
-  if (typeof info.stop !== 'string') fail('"info.stop" must be a string');
-  const task = o.task as Record<string, unknown> | undefined;
-  if (typeof task !== 'object' || task === null || typeof task.id !== 'string')
-    fail('"task.id" must be a string');
-  return x as TrajectoryJSON;
+  const r = parseTrajectoryJSON(x, '');
+  if (!r.ok) throw new Error(`not a trajectory: ${r.error}`);
+  return r.value;
 }
 
 /** Back from JSON to a Trajectory (the extras stay in the JSON). */

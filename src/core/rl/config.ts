@@ -1,11 +1,15 @@
 /**
- * RLConfig: the chapter's training configuration, as validated JSON. An unknown key or a bad value
- * is an error that names it (and suggests the closest key for a typo).
+ * RLConfig: the chapter's training configuration, as validated JSON (a schema: an unknown key or a
+ * bad value is an error that names it, and suggests the closest key for a typo).
  */
-import { type ContextPolicy, parseContextPolicy } from '../context/policy.js';
-import { makeReward, type RewardSpec, validateReward } from '../gym/rewards.js';
-import { suggest } from '../suggest.js';
-import type { LossMode } from './loss.js';
+import * as v from 'valibot';
+import { type ContextPolicy, ContextPolicySchema } from '../context/policy.js';
+import { makeReward, type RewardSpec, RewardSpecSchema } from '../gym/rewards.js';
+import { bool, int, num, oneOf, parseOrThrow, show, strict } from '../schema.js';
+
+/** How the loss averages over tokens (see rl/loss.ts `aggregate`). */
+export const LOSS_MODES = ['token_mean', 'seq_mean_token_mean'] as const;
+export type LossMode = (typeof LOSS_MODES)[number];
 
 export interface RLConfig {
   /** Turn budget per episode. */
@@ -65,71 +69,65 @@ export const DEFAULT_RL_CONFIG: RLConfig = {
   contextPolicy: { kind: 'full' },
 };
 
-export class ConfigError extends Error {}
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
 
-const RULES: Record<keyof RLConfig, (v: unknown) => string | null> = {
-  maxTurns: (v) =>
-    Number.isInteger(v) && (v as number) >= 1 && (v as number) <= 64 ? null : 'an integer from 1 to 64',
-  reward: () => null,
-  contextPolicy: () => null,
-  lr: (v) => (typeof v === 'number' && v > 0 && v < 1 ? null : 'a number in (0, 1)'),
-  promptsPerStep: (v) => (Number.isInteger(v) && (v as number) >= 1 ? null : 'a positive integer'),
-  groupSize: (v) =>
-    Number.isInteger(v) && (v as number) >= 2 ? null : 'an integer >= 2 (a group needs a baseline)',
-  temperature: (v) => (typeof v === 'number' && v > 0 && v <= 10 ? null : 'a number in (0, 10]'),
-  maxEdits: (v) => (Number.isInteger(v) && (v as number) >= 0 ? null : 'an integer >= 0'),
-  clip: (v) => (typeof v === 'number' && v > 0 && v < 1 ? null : 'a number in (0, 1)'),
-  lossMode: (v) =>
-    v === 'token_mean' || v === 'seq_mean_token_mean' ? null : '"token_mean" or "seq_mean_token_mean"',
-  epochs: (v) =>
-    Number.isInteger(v) && (v as number) >= 1 && (v as number) <= 16 ? null : 'an integer from 1 to 16',
-  minibatchSize: (v) => (Number.isInteger(v) && (v as number) >= 1 ? null : 'a positive integer'),
-  maxGradNorm: (v) => (typeof v === 'number' && v >= 0 ? null : 'a number >= 0 (0 disables clipping)'),
-  targetKl: (v) => (typeof v === 'number' && v >= 0 ? null : 'a number >= 0 (0 disables the early stop)'),
-  warmupSteps: (v) => (Number.isInteger(v) && (v as number) >= 0 ? null : 'an integer >= 0'),
-  seed: (v) => (Number.isInteger(v) && (v as number) >= 0 ? null : 'an integer >= 0'),
-  showBudget: (v) => (typeof v === 'boolean' ? null : 'true or false'),
-};
+/**
+ * Upper bounds that keep a run inside a laptop's memory and time: a step samples promptsPerStep x
+ * groupSize episodes (at most MAX_EPISODES_PER_STEP), seeds are 32-bit.
+ */
+export const MAX_EPISODES_PER_STEP = 4096;
+export const MAX_SEED = 2 ** 32 - 1;
+
+const D = DEFAULT_RL_CONFIG;
+
+/** RLConfig as JSON: every key optional (its default), nothing else allowed, each value in range. */
+export const RLConfigSchema = v.pipe(
+  strict({
+    maxTurns: v.optional(int(1, 64), D.maxTurns),
+    reward: v.optional(RewardSpecSchema, () => ({ ...D.reward })),
+    lr: v.optional(num(0, 1, { min: true, max: true }), D.lr),
+    promptsPerStep: v.optional(int(1, 1024), D.promptsPerStep),
+    groupSize: v.optional(
+      v.pipe(
+        v.number((i) => `expected an integer from 2 to 256 (a group needs a baseline), got ${show(i.input)}`),
+        v.check(
+          (x) => Number.isInteger(x) && x >= 2 && x <= 256,
+          (i) => `expected an integer from 2 to 256 (a group needs a baseline), got ${show(i.input)}`,
+        ),
+      ),
+      D.groupSize,
+    ),
+    temperature: v.optional(num(0, 10, { min: true }), D.temperature),
+    maxEdits: v.optional(int(0, 64), D.maxEdits),
+    clip: v.optional(num(0, 1, { min: true, max: true }), D.clip),
+    lossMode: v.optional(oneOf(LOSS_MODES), D.lossMode),
+    epochs: v.optional(int(1, 16), D.epochs),
+    minibatchSize: v.optional(int(1, MAX_EPISODES_PER_STEP), D.minibatchSize),
+    maxGradNorm: v.optional(num(0, 1e6), D.maxGradNorm),
+    targetKl: v.optional(num(0, 10), D.targetKl),
+    warmupSteps: v.optional(int(0, 100_000), D.warmupSteps),
+    seed: v.optional(int(0, MAX_SEED), D.seed),
+    showBudget: v.optional(bool(), D.showBudget),
+    contextPolicy: v.optional(ContextPolicySchema, () => ({ ...D.contextPolicy })),
+  }),
+  v.check(
+    (c) => c.promptsPerStep * c.groupSize <= MAX_EPISODES_PER_STEP,
+    (i) => {
+      const c = i.input as { promptsPerStep: number; groupSize: number };
+      return `promptsPerStep x groupSize is ${c.promptsPerStep * c.groupSize} episodes per step; at most ${MAX_EPISODES_PER_STEP}`;
+    },
+  ),
+);
 
 /**
  * Build an RLConfig from defaults and overrides (a parsed JSON object). Throws a ConfigError that
- * names the bad key or value. `where` prefixes messages (for example a file name).
+ * names the bad key or value (`config.contextPolicy.k: expected an integer from 0 to 64, got -1`).
+ * `where` prefixes messages (for example a file name).
  */
 export function makeRLConfig(overrides: unknown = {}, where = 'config'): RLConfig {
-  if (typeof overrides !== 'object' || overrides === null || Array.isArray(overrides))
-    throw new ConfigError(`${where} must be a JSON object of RLConfig fields`);
-  const o = overrides as Record<string, unknown>;
-  const keys = Object.keys(DEFAULT_RL_CONFIG);
-  for (const k of Object.keys(o))
-    if (!keys.includes(k)) {
-      const hint = suggest(k, keys);
-      throw new ConfigError(
-        `${where}: unknown key "${k}"${hint ? ` (did you mean "${hint}"?)` : ''}; known keys: ${keys.join(', ')}`,
-      );
-    }
-  const out = { ...DEFAULT_RL_CONFIG } as Record<string, unknown>;
-  for (const [k, v] of Object.entries(o)) {
-    if (k === 'contextPolicy') {
-      try {
-        out.contextPolicy = parseContextPolicy(v, `${where}.contextPolicy`);
-      } catch (e) {
-        throw new ConfigError((e as Error).message);
-      }
-      continue;
-    }
-    if (k === 'reward') {
-      try {
-        out.reward = validateReward(v, `${where}.reward`);
-      } catch (e) {
-        throw new ConfigError((e as Error).message);
-      }
-      continue;
-    }
-    const problem = RULES[k as keyof RLConfig](v);
-    if (problem) throw new ConfigError(`${where}.${k} must be ${problem}, got ${JSON.stringify(v)}`);
-    out[k] = v;
-  }
-  return out as unknown as RLConfig;
+  return parseOrThrow(RLConfigSchema, overrides, where, ConfigError) as RLConfig;
 }
 
 /** The environment options of a config. */

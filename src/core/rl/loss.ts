@@ -4,8 +4,9 @@
  */
 import * as tf from '@tensorflow/tfjs-core';
 
-export type LossMode = 'token_mean' | 'seq_mean_token_mean';
-export const LOSS_MODES: readonly LossMode[] = ['token_mean', 'seq_mean_token_mean'];
+import type { LossMode } from './config.js';
+
+export type { LossMode } from './config.js';
 
 /** Mean of x over positions where mask is 1 (a scalar). */
 export function maskedMean(x: tf.Tensor, mask: tf.Tensor): tf.Scalar {

@@ -9,7 +9,6 @@ import {
   randomizeNames,
   runScripted,
   SCRIPTED_POLICIES,
-  type ScriptedPolicy,
   type ScriptedPolicyName,
   type Split,
   scriptedPolicyByName,

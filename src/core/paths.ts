@@ -24,14 +24,27 @@ export function baseCheckpointDir(): string {
   return path.join(packageRoot(), 'media', 'base');
 }
 
+/** True when `dir` is a checkpoint folder (it holds a model.json). */
+export function isCheckpoint(dir: string): boolean {
+  return fs.existsSync(path.join(dir, 'model.json'));
+}
+
+/** The policy checkpoint of a run folder: its final one, else its latest training state (null: none). */
+export function runCheckpoint(runDir: string): { dir: string; which: 'final' | 'latest' } | null {
+  for (const which of ['final', 'latest'] as const) {
+    const dir = path.join(runDir, 'checkpoints', which);
+    if (isCheckpoint(dir)) return { dir, which };
+  }
+  return null;
+}
+
 /** `base` means the shipped base; anything else is a path (a checkpoint folder or a run folder). */
 export function resolveCheckpoint(spec: string): string {
   if (spec === 'base') return baseCheckpointDir();
   const p = path.resolve(spec);
-  if (fs.existsSync(path.join(p, 'model.json'))) return p;
-  // A run folder: its final checkpoint, else the latest training state.
-  for (const sub of ['checkpoints/final', 'checkpoints/latest'])
-    if (fs.existsSync(path.join(p, sub, 'model.json'))) return path.join(p, sub);
+  if (isCheckpoint(p)) return p;
+  const run = runCheckpoint(p);
+  if (run) return run.dir;
   throw new Error(
     `${spec} is neither 'base', a checkpoint folder (with model.json) nor a run folder with checkpoints/final or checkpoints/latest`,
   );

@@ -1,11 +1,7 @@
-/**
- * The commands of the "Episode Lab" category. Long work runs as a job in the trainer process with
- * a cancellable progress notification; each step is logged to the "Episode Lab" output channel.
- */
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { SCRIPTED_POLICIES, type ScriptedPolicyName } from '../core/gym/scripted.js';
+import { runCheckpoint } from '../core/paths.js';
 import { makeRLConfig } from '../core/rl/config.js';
 import type { Job, RunResult } from '../protocol/trainer.js';
 import type { Dashboard } from './dashboard.js';
@@ -13,7 +9,7 @@ import { outcomeFromStep } from './episode-source.js';
 import type { Inspector } from './inspector.js';
 import type { EpisodeEntry } from './run-index.js';
 import type { Node, RunTreeProvider } from './run-tree.js';
-import { JobError, type TrainerClient } from './trainer-client.js';
+import type { TrainerClient } from './trainer-client.js';
 
 const POLICY_DETAIL: Record<ScriptedPolicyName, string> = {
   uninformed: 'format-correct but uninformed (the RL base agent’s supervised data)',
@@ -46,9 +42,7 @@ export function parseConfigText(text: string, file: string): Record<string, unkn
 
 /** Run folders that hold a policy checkpoint (final or latest). */
 export function runsWithCheckpoints(dirs: readonly string[]): string[] {
-  return dirs.filter((d) =>
-    ['final', 'latest'].some((c) => fs.existsSync(path.join(d, 'checkpoints', c, 'model.json'))),
-  );
+  return dirs.filter((d) => runCheckpoint(d) !== null);
 }
 
 export class Commands {
@@ -245,9 +239,7 @@ export class Commands {
       [
         ...runs.map((dir) => ({
           label: root ? path.relative(root, dir) : path.basename(dir),
-          description: fs.existsSync(path.join(dir, 'checkpoints', 'final', 'model.json'))
-            ? 'final checkpoint'
-            : 'latest checkpoint',
+          description: `${runCheckpoint(dir)?.which ?? 'latest'} checkpoint`,
           dir,
         })),
         browse,

@@ -12,8 +12,8 @@ import {
   type ToDashboard,
 } from '../protocol/webview.js';
 import { findRuns, recipeTables, runSeries } from './dashboard-data.js';
-import { webviewHtml } from './inspector.js';
 import type { RunTreeProvider } from './run-tree.js';
+import { attachPanel, panelOptions } from './webview-panel.js';
 
 export const DASHBOARD_VIEW_TYPE = 'episodeLab.dashboard';
 
@@ -38,17 +38,6 @@ export class Dashboard implements vscode.Disposable {
     return this.roots;
   }
 
-  private options(): vscode.WebviewOptions & vscode.WebviewPanelOptions {
-    return {
-      enableScripts: true,
-      retainContextWhenHidden: true,
-      localResourceRoots: [
-        vscode.Uri.joinPath(this.extensionUri, 'media'),
-        vscode.Uri.joinPath(this.extensionUri, 'dist'),
-      ],
-    };
-  }
-
   /** Show these folders (runs or recipe folders); `add` keeps the ones shown. */
   show(roots: string[], add = false): void {
     this.roots = add ? [...new Set([...this.roots, ...roots])] : [...new Set(roots)];
@@ -57,7 +46,7 @@ export class Dashboard implements vscode.Disposable {
         DASHBOARD_VIEW_TYPE,
         'Training Dashboard',
         { viewColumn: vscode.ViewColumn.Active, preserveFocus: false },
-        this.options(),
+        panelOptions(this.extensionUri),
       );
       this.attach(panel);
     } else this.panel.reveal(undefined, true);
@@ -67,7 +56,7 @@ export class Dashboard implements vscode.Disposable {
   revive(panel: vscode.WebviewPanel, state: unknown): void {
     const s = parseDashboardState(state);
     this.roots = s?.roots ?? [];
-    panel.webview.options = this.options();
+    panel.webview.options = panelOptions(this.extensionUri);
     this.attach(panel);
   }
 
@@ -75,20 +64,19 @@ export class Dashboard implements vscode.Disposable {
     this.panel?.dispose();
     this.panel = panel;
     this.ready = false;
-    panel.webview.html = webviewHtml(panel.webview, this.extensionUri, 'dashboard', 'Training Dashboard');
-    panel.webview.onDidReceiveMessage((raw: unknown) => {
-      const parsed = parseFromDashboard(raw);
-      if (!parsed.ok) {
-        this.log(`dashboard: dropped a malformed message from the webview: ${parsed.error}`);
-        return;
-      }
-      void this.handle(parsed.value);
-    });
-    panel.onDidDispose(() => {
-      if (this.panel === panel) {
-        this.panel = null;
-        this.ready = false;
-      }
+    attachPanel(panel, {
+      extensionUri: this.extensionUri,
+      view: 'dashboard',
+      title: 'Training Dashboard',
+      parse: parseFromDashboard,
+      onMessage: (m) => this.handle(m),
+      log: this.log,
+      onDispose: () => {
+        if (this.panel === panel) {
+          this.panel = null;
+          this.ready = false;
+        }
+      },
     });
   }
 

@@ -1,12 +1,7 @@
-/**
- * Where an episode comes from, for the inspector's analysis views (no `vscode` import): the run
- * folder, the model that reruns and re-evaluations sample from, the run's critic (if it has one)
- * and the run's context policy.
- */
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { type ContextPolicy, parseContextPolicy } from '../core/context/policy.js';
 import type { TrajectoryJSON } from '../core/gym/trajectory-json.js';
+import { isCheckpoint, runCheckpoint } from '../core/paths.js';
 import { readMeta } from '../core/runs/run-files.js';
 import type { EpisodeEntry } from './run-index.js';
 
@@ -20,13 +15,9 @@ export interface EpisodeSource {
   contextPolicy: ContextPolicy;
 }
 
-const hasModel = (dir: string) => fs.existsSync(path.join(dir, 'model.json'));
 /** A checkpoint folder, or a run folder with a final or latest checkpoint. */
 const isModelFolder = (dir: string) =>
-  path.isAbsolute(dir) &&
-  (hasModel(dir) ||
-    hasModel(path.join(dir, 'checkpoints', 'final')) ||
-    hasModel(path.join(dir, 'checkpoints', 'latest')));
+  path.isAbsolute(dir) && (isCheckpoint(dir) || runCheckpoint(dir) !== null);
 
 /** The source of an episode of the run in `runDir` (null: an episode without a run). */
 export function episodeSource(runDir: string | null): EpisodeSource {
@@ -53,13 +44,10 @@ export function episodeSource(runDir: string | null): EpisodeSource {
       // a run written by a newer version: show it under the full history
     }
   }
-  const ck = path.join(runDir, 'checkpoints');
-  if (hasModel(path.join(ck, 'final'))) {
+  const own = runCheckpoint(runDir);
+  if (own) {
     out.model = runDir;
-    out.modelLabel = `${path.basename(runDir)} (final checkpoint)`;
-  } else if (hasModel(path.join(ck, 'latest'))) {
-    out.model = runDir;
-    out.modelLabel = `${path.basename(runDir)} (latest checkpoint)`;
+    out.modelLabel = `${path.basename(runDir)} (${own.which} checkpoint)`;
   } else if (meta.kind === 'sample' && meta.from === 'base') {
     out.model = 'base';
     out.modelLabel = 'the shipped RL base';
@@ -68,7 +56,8 @@ export function episodeSource(runDir: string | null): EpisodeSource {
     out.modelLabel = meta.from;
   }
   // Anything else (a scripted policy, `scripted:oracle`) has no model.
-  if (hasModel(path.join(ck, 'critic'))) out.critic = path.join(ck, 'critic');
+  const critic = path.join(runDir, 'checkpoints', 'critic');
+  if (isCheckpoint(critic)) out.critic = critic;
   return out;
 }
 

@@ -5,7 +5,6 @@
  * with a strict CSP and a nonce; every message from the webview is checked before use; a
  * serializer restores an open inspector after a window reload from the webview's saved state.
  */
-import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { ContextPolicy } from '../core/context/policy.js';
@@ -22,56 +21,9 @@ import {
 } from '../protocol/webview.js';
 import { type EpisodeSource, episodeSource } from './episode-source.js';
 import type { TrainerClient } from './trainer-client.js';
+import { attachPanel, panelOptions } from './webview-panel.js';
 
 export const INSPECTOR_VIEW_TYPE = 'episodeLab.inspector';
-
-const EMPTY_STYLE_HASH = 'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=';
-
-/** A CSP nonce: 128 bits from the OS's cryptographic generator. */
-function nonce(): string {
-  return randomBytes(16).toString('hex');
-}
-
-/** A webview's HTML: the shared bundle with a nonce, the view's styles, a strict CSP. */
-export function webviewHtml(
-  webview: vscode.Webview,
-  extensionUri: vscode.Uri,
-  view: 'inspector' | 'dashboard',
-  title: string,
-): string {
-  const n = nonce();
-  const css = ['inspector.css', ...(view === 'dashboard' ? ['dashboard.css'] : [])].map((f) =>
-    webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'media', f)),
-  );
-  const js = webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'dist', 'webview.js'));
-  const csp = [
-    "default-src 'none'",
-    `img-src ${webview.cspSource}`,
-    `font-src ${webview.cspSource}`,
-    // The toolkit's dropdown writes an empty inline style attribute: allow exactly that (the
-    // hash of the empty string), no other inline style.
-    `style-src ${webview.cspSource} 'unsafe-hashes' '${EMPTY_STYLE_HASH}'`,
-    `script-src 'nonce-${n}'`,
-  ].join('; ');
-  return `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="${csp}">
-<meta name="viewport" content="width=device-width, initial-scale=1.0">
-${css.map((c) => `<link rel="stylesheet" href="${c}">`).join('\n')}
-<title>${title}</title>
-</head>
-<body>
-<main id="app" data-view="${view}" aria-live="polite"><p class="empty">Loading…</p></main>
-<script nonce="${n}" src="${js}"></script>
-</body>
-</html>`;
-}
-
-export function inspectorHtml(webview: vscode.Webview, extensionUri: vscode.Uri): string {
-  return webviewHtml(webview, extensionUri, 'inspector', 'Episode Inspector');
-}
 
 /** What the inspector needs from the rest of the extension. */
 export interface InspectorHooks {
@@ -109,17 +61,6 @@ export class Inspector implements vscode.Disposable {
 
   get isOpen(): boolean {
     return this.panel !== null;
-  }
-
-  private options(): vscode.WebviewOptions & vscode.WebviewPanelOptions {
-    return {
-      enableScripts: true,
-      retainContextWhenHidden: true,
-      localResourceRoots: [
-        vscode.Uri.joinPath(this.extensionUri, 'media'),
-        vscode.Uri.joinPath(this.extensionUri, 'dist'),
-      ],
-    };
   }
 
   private sourceInfo(): SourceInfo | undefined {
@@ -160,7 +101,7 @@ export class Inspector implements vscode.Disposable {
         INSPECTOR_VIEW_TYPE,
         'Episode Inspector',
         { viewColumn: vscode.ViewColumn.Active, preserveFocus: false },
-        this.options(),
+        panelOptions(this.extensionUri),
       );
       this.attach(panel);
     } else this.panel.reveal(undefined, false);
@@ -188,7 +129,7 @@ export class Inspector implements vscode.Disposable {
       };
       panel.title = `Inspector: ${s.title}`;
     }
-    panel.webview.options = this.options();
+    panel.webview.options = panelOptions(this.extensionUri);
     this.attach(panel);
   }
 
@@ -196,20 +137,19 @@ export class Inspector implements vscode.Disposable {
     this.panel?.dispose();
     this.panel = panel;
     this.webviewReady = false;
-    panel.webview.html = inspectorHtml(panel.webview, this.extensionUri);
-    panel.webview.onDidReceiveMessage((raw: unknown) => {
-      const parsed = parseFromWebview(raw);
-      if (!parsed.ok) {
-        this.log(`inspector: dropped a malformed message from the webview: ${parsed.error}`);
-        return;
-      }
-      void this.handle(parsed.value);
-    });
-    panel.onDidDispose(() => {
-      if (this.panel === panel) {
-        this.panel = null;
-        this.webviewReady = false;
-      }
+    attachPanel(panel, {
+      extensionUri: this.extensionUri,
+      view: 'inspector',
+      title: 'Episode Inspector',
+      parse: parseFromWebview,
+      onMessage: (m) => this.handle(m),
+      log: this.log,
+      onDispose: () => {
+        if (this.panel === panel) {
+          this.panel = null;
+          this.webviewReady = false;
+        }
+      },
     });
   }
 

@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { longReader } from '../../src/core/gym/scripted.js';
 import {
   buildTokenizer,
   callTexts,
@@ -26,7 +27,7 @@ import {
   type ScriptedPolicy,
   type Trajectory,
 } from '../../src/core/index.js';
-import { editAfterRead, endedOnLimit } from '../../src/core/recipes/exercises.js';
+import { editAfterRead } from '../../src/core/recipes/ex-summarize.js';
 import { type RecipeResult, runRecipe, type Table } from '../../src/core/recipes/index.js';
 import {
   errorStats,
@@ -36,16 +37,11 @@ import {
   stepWindows,
   windowMeansOf,
 } from '../../src/core/recipes/policy-arms.js';
-import {
-  advantageSignal,
-  everyFifth,
-  longReader,
-  maskedTruncation,
-  submitAtOnceCheck,
-  submitDip,
-  submitEvidence,
-} from '../../src/core/recipes/s12-7.js';
+import { everyFifth, submitDip, submitEvidence } from '../../src/core/recipes/s12-7-never-submit.js';
+import { submitAtOnceCheck } from '../../src/core/recipes/s12-7-submit-at-once.js';
+import { advantageSignal } from '../../src/core/recipes/s12-7-truncation.js';
 import type { StepRecord } from '../../src/core/rl/train.js';
+import { endedOnLimit, maskedTruncation } from '../../src/core/rl/truncation.js';
 
 const tok = buildTokenizer(makeTasks('all'));
 

@@ -6,9 +6,9 @@
  * budget get an error observation and use up a turn (`n_invalid` counts them).
  */
 
-import { type ParsedCall, parseCall } from './grammar.js';
+import { parseCall } from './grammar.js';
 import { type EpisodeInfo, makeReward, type RewardSpec, rewardOf, type StopReason } from './rewards.js';
-import { applyOp, compactSource, isOp, isSingleTurn, type Op, passes, runCase, type Task } from './tasks.js';
+import { applyOp, compactSource, isSingleTurn, type Op, passes, runCase, type Task } from './tasks.js';
 import { Tokenizer } from './tokenizer.js';
 
 export { type ParsedCall, parseCall } from './grammar.js';

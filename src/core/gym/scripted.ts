@@ -145,6 +145,24 @@ export function scriptedPolicyByName(name: ScriptedPolicyName): ScriptedPolicy {
   return name === 'blind' ? blindGuesser(commonestOp(makeTasks('train'))) : SCRIPTED[name];
 }
 
+/**
+ * A long-horizon scripted policy: reads until two turns remain, then edits with the operation
+ * `inferOp` reads off the last observation it got (the first operation if none shows), then
+ * submits. It makes the 256-token context overflow once the budget allows enough reads.
+ */
+export const longReader: ScriptedPolicy = {
+  name: 'long reader',
+  next(ep) {
+    const left = ep.env.maxTurns - ep.nCalls;
+    if (left > 2) return '<call> read </call>';
+    if (left === 2) {
+      const op = ep.nCalls > 0 ? inferOp(observationOf(ep, ep.nCalls - 1)) : null;
+      return `<call> edit ${op ?? OPS[0]} </call>`;
+    }
+    return '<call> submit </call>';
+  },
+};
+
 /** Run one scripted episode to its end. */
 export function runScripted(
   policy: ScriptedPolicy,

@@ -6,7 +6,7 @@
  * Held-out tasks use function templates that never occur in training.
  */
 import type { Rng } from '../rng.js';
-import { inferOpOfWords, isOp, OPS, type Op } from './grammar.js';
+import { inferOpOfWords, OPS, type Op } from './grammar.js';
 import { callFunction, codeTokens, equal, parseFunction, show, type Value } from './pylite.js';
 
 export { isOp, OPS, type Op } from './grammar.js';

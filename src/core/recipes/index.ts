@@ -4,25 +4,21 @@ import * as path from 'node:path';
 import { makeTasks } from '../gym/tasks.js';
 import { buildTokenizer } from '../gym/tokenizer.js';
 import { backendInfo } from '../tf/backend.js';
-import {
-  recipeExBootstrap,
-  recipeExBudgetObs,
-  recipeExCurriculum,
-  recipeExLossMode,
-  recipeExSummarize,
-} from './exercises.js';
+import { recipeExBootstrap } from './ex-bootstrap.js';
+import { recipeExBudgetObs } from './ex-budget-obs.js';
+import { recipeExCurriculum } from './ex-curriculum.js';
+import { recipeExLossMode } from './ex-loss-mode.js';
+import { recipeExSummarize } from './ex-summarize.js';
 import { recipe121Budget, recipe121Mask } from './s12-1.js';
 import { recipe122 } from './s12-2.js';
 import { recipe123 } from './s12-3.js';
 import { recipe124 } from './s12-4.js';
 import { recipe125 } from './s12-5.js';
 import { recipe126 } from './s12-6.js';
-import {
-  recipe127NeverSubmit,
-  recipe127Overflow,
-  recipe127SubmitAtOnce,
-  recipe127Truncation,
-} from './s12-7.js';
+import { recipe127NeverSubmit } from './s12-7-never-submit.js';
+import { recipe127Overflow } from './s12-7-overflow.js';
+import { recipe127SubmitAtOnce } from './s12-7-submit-at-once.js';
+import { recipe127Truncation } from './s12-7-truncation.js';
 import type { Recipe, RecipeContext, RecipeResult } from './types.js';
 
 export * from './types.js';

@@ -90,3 +90,9 @@ export function windowMean(
   const xs = history.filter((h) => h.step >= from && h.step < to).map((h) => h[key] as number);
   return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : Number.NaN;
 }
+
+/** Mean of the numbers that are not NaN (NaN if none). */
+export function nanMean(xs: readonly number[]): number {
+  const ys = xs.filter((x) => !Number.isNaN(x));
+  return ys.length ? ys.reduce((a, b) => a + b, 0) / ys.length : Number.NaN;
+}

@@ -70,6 +70,9 @@ export function criticValuesOf(critic: TinyAgent, batch: Batch, chunk = CRITIC_C
  * gradient is accumulated over chunks of CRITIC_CHUNK rows (each cut after its last masked
  * position, which a causal model's earlier values do not depend on), weighted by their share of
  * the masked positions: the same loss and gradient as the whole batch at once, in bounded memory.
+ * `o.clip` clips the value change (PPO's value clipping; none by default); `o.maxGradNorm` clips the
+ * gradient's global norm (none by default, as the chapter's critic; the recipes pass
+ * RECIPE_CRITIC_MAX_GRAD_NORM).
  */
 export function criticStep(
   critic: TinyAgent,
@@ -78,9 +81,10 @@ export function criticStep(
   oldValues: number[][],
   returns: number[][],
   mask: number[][],
-  clip: number | null = null,
-  chunk = CRITIC_CHUNK,
+  o: { clip?: number | null; chunk?: number; maxGradNorm?: number | null } = {},
 ): number {
+  const clip = o.clip ?? null;
+  const chunk = o.chunk ?? CRITIC_CHUNK;
   const lastMasked = mask.map((r) => r.lastIndexOf(1));
   const count = (rows: number[][]) => rows.reduce((a, r) => a + r.reduce((p, q) => p + q, 0), 0);
   const total = count(mask);
@@ -119,7 +123,7 @@ export function criticStep(
   if (acc !== null) {
     const g = acc;
     tf.tidy(() => {
-      clipGradients(g, 1);
+      if (o.maxGradNorm != null) clipGradients(g, o.maxGradNorm);
       opt.applyGradients(g as unknown as Record<string, tf.Variable>);
     });
     tf.dispose(Object.values(g));
@@ -127,16 +131,24 @@ export function criticStep(
   return loss;
 }
 
+/**
+ * The critic's gradient-norm clip in the recipes (12.2, exercise 6): their published figures were
+ * measured with it. The chapter's critic does not clip; criticStep does not by default.
+ */
+export const RECIPE_CRITIC_MAX_GRAD_NORM = 1;
+
 export interface WarmOptions {
   steps?: number;
   batchSize?: number;
   lr?: number;
   stepPenalty?: number;
+  /** Token rewards [B, T-1] to regress the returns of (default: per-call rewards with stepPenalty). */
+  tokenRewards?: (trajs: readonly Trajectory[], mask: number[][]) => number[][];
 }
 
 /**
  * A critic copied from the policy and regressed on the returns-to-go of base-agent episodes
- * (the chapter: 60 steps of 64 episodes, Adam 1e-3). Returns the critic and its explained variance
+ * (the chapter: 60 steps of 64 episodes, Adam 1e-3), under the step penalty or any token rewards. Returns the critic and its explained variance
  * on the warm-up episodes before and after.
  */
 export function warmCritic(
@@ -151,7 +163,9 @@ export function warmCritic(
   const critic = makeCritic(policy);
   const opt = tf.train.adam(o.lr ?? 1e-3);
   const all = collate(trajs, tok.padId);
-  const rewards = perCallRewards(trajs, all.actionMask, o.stepPenalty ?? 0);
+  const rewards = o.tokenRewards
+    ? o.tokenRewards(trajs, all.actionMask)
+    : perCallRewards(trajs, all.actionMask, o.stepPenalty ?? 0);
   const returns = returnsToGo(rewards, all.actionMask);
   const ev = () => explainedVariance(criticValuesOf(critic, all), returns, all.actionMask);
   const evBefore = ev();
@@ -164,7 +178,11 @@ export function warmCritic(
     );
     const T1 = sub.ids[0].length - 1;
     const ret = idx.map((i) => padTo(returns[i], T1));
-    losses.push(criticStep(critic, opt, sub.ids, ret, ret, sub.actionMask));
+    losses.push(
+      criticStep(critic, opt, sub.ids, ret, ret, sub.actionMask, {
+        maxGradNorm: RECIPE_CRITIC_MAX_GRAD_NORM,
+      }),
+    );
   }
   opt.dispose();
   return { critic, evBefore, evAfter: ev(), losses };
@@ -208,7 +226,9 @@ export function creditAdvantages(
     const returns = returnsToGo(rewards, mask);
     state.last = {
       explained_variance: explainedVariance(values, returns, mask),
-      value_loss: criticStep(state.critic, state.opt, batch.ids, values, returns, mask),
+      value_loss: criticStep(state.critic, state.opt, batch.ids, values, returns, mask, {
+        maxGradNorm: RECIPE_CRITIC_MAX_GRAD_NORM,
+      }),
     };
     return white.map((row, b) => row.slice(0, trajs[b].ids.length - 1));
   };

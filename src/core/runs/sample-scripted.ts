@@ -5,12 +5,13 @@
  */
 import * as path from 'node:path';
 import { makeEnv } from '../gym/env.js';
-import { OWNER } from '../gym/episode.js';
+import type { Trajectory } from '../gym/episode.js';
 import { makeReward } from '../gym/rewards.js';
 import { runScripted, type ScriptedPolicyName, scriptedPolicyByName } from '../gym/scripted.js';
 import { makeTasks, randomizeNames, type TaskSplit } from '../gym/tasks.js';
 import { buildTokenizer } from '../gym/tokenizer.js';
-import { type TrajectoryJSON, toTrajectoryJSON } from '../gym/trajectory-json.js';
+import { toTrajectoryJSON } from '../gym/trajectory-json.js';
+import { behaviorStats } from '../rl/grpo.js';
 import { Rng } from '../rng.js';
 import { appendEpisodes, appendHistory, createRun, type HistoryEntry, writeSummary } from './run-files.js';
 
@@ -33,24 +34,6 @@ export interface SampleHooks {
   isCancelled?(): boolean;
   /** Called once the run folder exists. */
   onRunCreated?(dir: string): void;
-}
-
-/** Behaviour statistics of a batch of episodes (means; pass_rate is the hidden-test pass rate). */
-export function batchStats(eps: readonly TrajectoryJSON[]): Record<string, number> {
-  const mean = (f: (e: TrajectoryJSON) => number) =>
-    eps.reduce((a, e) => a + f(e), 0) / Math.max(eps.length, 1);
-  const r4 = (x: number) => Math.round(x * 1e4) / 1e4;
-  return {
-    pass_rate: r4(mean((e) => (e.info.hidden_pass ? 1 : 0))),
-    reward: r4(mean((e) => e.reward)),
-    turns: r4(mean((e) => e.info.n_turns)),
-    reads: r4(mean((e) => e.info.reads)),
-    tests: r4(mean((e) => e.info.tests)),
-    edits: r4(mean((e) => e.info.edits)),
-    invalid: r4(mean((e) => e.info.n_invalid)),
-    tokens: r4(mean((e) => e.ids.length)),
-    policy_share: r4(mean((e) => e.owner.filter((o) => o === OWNER.policy).length / e.ids.length)),
-  };
 }
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -88,15 +71,22 @@ export async function sampleScriptedRun(
   for (; step < total; step++) {
     if (hooks.isCancelled?.()) break;
     const n = Math.min(o.batch, o.episodes - written);
-    const eps: TrajectoryJSON[] = [];
+    const trajs: Trajectory[] = [];
     for (let k = 0; k < n; k++) {
       const epRng = rng.fork();
       const task = randomizeNames(tasks[(written + k) % tasks.length], epRng.fork());
-      const traj = runScripted(policy, env, task, tok, epRng);
-      eps.push(toTrajectoryJSON(traj, tok, { step, index: k }));
+      trajs.push(runScripted(policy, env, task, tok, epRng));
     }
-    appendEpisodes(dir, eps);
-    const entry: HistoryEntry = { step, episodes: n, ...batchStats(eps) };
+    appendEpisodes(
+      dir,
+      trajs.map((t, k) => toTrajectoryJSON(t, tok, { step, index: k })),
+    );
+    const stats = behaviorStats(trajs);
+    const entry: HistoryEntry = {
+      step,
+      episodes: n,
+      ...Object.fromEntries(Object.entries(stats).map(([k, v]) => [k, Math.round(v * 1e4) / 1e4])),
+    };
     appendHistory(dir, entry);
     written += n;
     hooks.onStep?.(entry, total);

@@ -1,0 +1,91 @@
+/**
+ * What both webview panels (the inspector and the dashboard) share: their HTML (the one bundle with
+ * a nonce, the view's styles, a strict CSP), their options, and the wiring of their messages, every
+ * one checked by the protocol's parser before the panel's handler sees it.
+ */
+import { randomBytes } from 'node:crypto';
+import * as vscode from 'vscode';
+import type { Parsed } from '../protocol/trainer.js';
+
+export type WebviewView = 'inspector' | 'dashboard';
+
+const EMPTY_STYLE_HASH = 'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=';
+
+/** A CSP nonce: 128 bits from the OS's cryptographic generator. */
+function nonce(): string {
+  return randomBytes(16).toString('hex');
+}
+
+/** A webview's HTML: the shared bundle with a nonce, the view's styles, a strict CSP. */
+export function webviewHtml(
+  webview: vscode.Webview,
+  extensionUri: vscode.Uri,
+  view: WebviewView,
+  title: string,
+): string {
+  const n = nonce();
+  const css = ['inspector.css', ...(view === 'dashboard' ? ['dashboard.css'] : [])].map((f) =>
+    webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'media', f)),
+  );
+  const js = webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'dist', 'webview.js'));
+  const csp = [
+    "default-src 'none'",
+    `img-src ${webview.cspSource}`,
+    `font-src ${webview.cspSource}`,
+    // The toolkit's dropdown writes an empty inline style attribute: allow exactly that (the
+    // hash of the empty string), no other inline style.
+    `style-src ${webview.cspSource} 'unsafe-hashes' '${EMPTY_STYLE_HASH}'`,
+    `script-src 'nonce-${n}'`,
+  ].join('; ');
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+${css.map((c) => `<link rel="stylesheet" href="${c}">`).join('\n')}
+<title>${title}</title>
+</head>
+<body>
+<main id="app" data-view="${view}" aria-live="polite"><p class="empty">Loading…</p></main>
+<script nonce="${n}" src="${js}"></script>
+</body>
+</html>`;
+}
+
+/** The options of both panels: scripts on, kept alive when hidden, resources from media/ and dist/ only. */
+export function panelOptions(extensionUri: vscode.Uri): vscode.WebviewOptions & vscode.WebviewPanelOptions {
+  return {
+    enableScripts: true,
+    retainContextWhenHidden: true,
+    localResourceRoots: [
+      vscode.Uri.joinPath(extensionUri, 'media'),
+      vscode.Uri.joinPath(extensionUri, 'dist'),
+    ],
+  };
+}
+
+export interface PanelWiring<M> {
+  extensionUri: vscode.Uri;
+  view: WebviewView;
+  title: string;
+  /** The protocol's parser of messages from this webview. */
+  parse(raw: unknown): Parsed<M>;
+  onMessage(m: M): void | Promise<void>;
+  log(line: string): void;
+  onDispose(): void;
+}
+
+/** Give a panel its HTML and wire its messages (checked, then handled) and its disposal. */
+export function attachPanel<M>(panel: vscode.WebviewPanel, w: PanelWiring<M>): void {
+  panel.webview.html = webviewHtml(panel.webview, w.extensionUri, w.view, w.title);
+  panel.webview.onDidReceiveMessage((raw: unknown) => {
+    const parsed = w.parse(raw);
+    if (!parsed.ok) {
+      w.log(`${w.view}: dropped a malformed message from the webview: ${parsed.error}`);
+      return;
+    }
+    void w.onMessage(parsed.value);
+  });
+  panel.onDidDispose(() => w.onDispose());
+}

@@ -18,6 +18,7 @@ import {
   toTrajectoryJSON,
 } from '../core/index.js';
 import { baseCheckpointDir, resolveCheckpoint } from '../core/paths.js';
+import { lastCompletedStep, readMeta } from '../core/runs/run-files.js';
 import { freshRunDir, trainRun } from '../core/runs/train-run.js';
 import { type Command, UsageError } from './args.js';
 import { legend, renderEpisode, renderSummary } from './render.js';
@@ -176,14 +177,37 @@ export const sampleCommand: Command = {
   },
 };
 
-/** Parse `--set key=value` overrides (JSON values, or bare strings). */
-function parseSets(sets: string[]): Record<string, unknown> {
+/**
+ * The step count a resumed run trains to: --steps when given (it may extend the run), else the run's
+ * own. A finished run is not extended without --steps.
+ */
+function resumeSteps(runDir: string, steps: number | undefined): number {
+  const meta = readMeta(path.resolve(runDir));
+  const own = meta.config.steps;
+  if (typeof own !== 'number' || !Number.isInteger(own) || own < 1)
+    throw new UsageError(`${runDir}/config.json has no step count: pass --steps N`);
+  const done = lastCompletedStep(path.resolve(runDir)) + 1;
+  if (steps === undefined && done >= own)
+    throw new UsageError(
+      `${runDir} already finished its ${own} steps; pass --steps N (N > ${own}) to train it further`,
+    );
+  if (steps !== undefined && steps < done)
+    throw new UsageError(`${runDir} has ${done} completed steps; --steps ${steps} would train none`);
+  return steps ?? own;
+}
+
+/** Parse `key=value` overrides (JSON values, or bare strings; `a.b=1` sets a nested key). */
+export function parseSets(sets: string[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const s of sets) {
     const eq = s.indexOf('=');
-    if (eq <= 0) throw new UsageError(`--set needs key=value, got '${s}'`);
+    if (eq <= 0) throw new UsageError(`overrides are key=value (for example seed=1), got '${s}'`);
     const key = s.slice(0, eq);
     const raw = s.slice(eq + 1);
+    // Keys are config names: never __proto__, constructor or prototype (they would reach Object.prototype).
+    for (const part of key.split('.'))
+      if (!/^[A-Za-z][A-Za-z0-9_]*$/.test(part) || part === 'constructor' || part === 'prototype')
+        throw new UsageError(`'${key}' is not a config key (keys are names like seed or reward.stepPenalty)`);
     let value: unknown;
     try {
       value = JSON.parse(raw);
@@ -208,7 +232,12 @@ export const trainCommand: Command = {
   positionals: ['key=value...'],
   options: {
     config: { type: 'string', metavar: 'FILE', help: 'RLConfig JSON file (keys: see the README)' },
-    steps: { type: 'int', default: 40, min: 1, help: 'training steps' },
+    steps: {
+      type: 'int',
+      min: 1,
+      max: 100_000,
+      help: "training steps (default 40; with --resume, the run's own count)",
+    },
     from: { type: 'string', default: 'base', metavar: 'base|DIR', help: 'checkpoint to start from' },
     runsDir: {
       type: 'string',
@@ -231,22 +260,41 @@ export const trainCommand: Command = {
     if (o.config) {
       const file = o.config as string;
       if (!fs.existsSync(file)) throw new UsageError(`--config ${file}: no such file`);
+      let parsed: unknown;
       try {
-        overrides = JSON.parse(fs.readFileSync(file, 'utf8'));
+        parsed = JSON.parse(fs.readFileSync(file, 'utf8'));
       } catch (e) {
         throw new UsageError(`--config ${file} is not valid JSON: ${(e as Error).message}`);
       }
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+        throw new UsageError(
+          `--config ${file} must hold a JSON object of RLConfig keys (see the README), got ${JSON.stringify(parsed).slice(0, 40)}`,
+        );
+      overrides = parsed as Record<string, unknown>;
     }
     overrides = { ...overrides, ...parseSets(positionals) };
     if (o.seed !== undefined) overrides.seed = o.seed;
+    if (o.resume && Object.keys(overrides).length > 0)
+      throw new UsageError(
+        `--resume continues a run with the config it was started with; drop ${Object.keys(overrides).join(', ')} (or start a new run)`,
+      );
     const cfg = makeRLConfig(overrides, (o.config as string | undefined) ?? 'config');
-    const steps = o.steps as number;
+    const steps = o.resume
+      ? resumeSteps(o.resume as string, o.steps as number | undefined)
+      : ((o.steps as number | undefined) ?? 40);
     const runDir = o.resume
       ? path.resolve(o.resume as string)
       : path.resolve(
           o.runsDir as string,
           (o.name as string | undefined) ?? path.basename(freshRunDir(o.runsDir as string, 'train')),
         );
+    // Inputs are checked before anything starts or is created.
+    const name = o.name as string | undefined;
+    if (name !== undefined && (!/^[\w.-]{1,80}$/.test(name) || name === '.' || name === '..'))
+      throw new UsageError(
+        `--name ${JSON.stringify(name)}: a run name is 1 to 80 letters, digits, '.', '_' or '-' (not '.' or '..')`,
+      );
+    if (!o.resume) resolveCheckpoint(o.from as string);
     await backend();
     process.stderr.write(`${o.resume ? 'resuming' : 'training'} ${runDir}\n`);
     let stop = false;

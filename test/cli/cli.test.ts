@@ -130,6 +130,53 @@ describe('episode-lab CLI', () => {
     );
   });
 
+  it('train rejects hostile and useless input with one line and leaves no folder', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'el-cli-'));
+    const file = path.join(dir, 'null.json');
+    fs.writeFileSync(file, 'null');
+    const cases: [string[], RegExp][] = [
+      [['__proto__.x=1'], /'__proto__\.x' is not a config key/],
+      [['constructor.prototype.x=1'], /is not a config key/],
+      [['promptsPerStep=1e9'], /promptsPerStep: expected an integer from 1 to 1024/],
+      [['groupSize=1000000'], /groupSize: expected an integer from 2 to 256/],
+      [['reward.stepPenalty=1e308'], /stepPenalty: expected a number in \[-10, 10\]/],
+      [['seed=99999999999'], /seed: expected an integer from 0 to 4294967295/],
+      [['--config', file], /must hold a JSON object of RLConfig keys.*got null/],
+      [['--from', path.join(dir, 'nope')], /is neither 'base', a checkpoint folder/],
+      [['--name', '..'], /--name "\.\.": a run name is/],
+    ];
+    for (const [args, re] of cases) {
+      const r = cli(['train', '--runs-dir', dir, '--steps', '1', '--no-eval', ...args]);
+      assert.notEqual(r.code, 0, args.join(' '));
+      assert.match(r.err, re, args.join(' '));
+      assert.equal(r.err.trim().split('\n').length, 1, `one line: ${r.err}`);
+      assert.doesNotMatch(r.err, /TypeError|RangeError|\n\s+at /);
+    }
+    assert.deepEqual(fs.readdirSync(dir), ['null.json'], 'no run folder was created');
+  });
+
+  it("--resume continues to the run's own step count and refuses what it would ignore", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'el-cli-'));
+    const run = path.join(dir, 'r');
+    const small = ['promptsPerStep=2', 'groupSize=2', 'epochs=1'];
+    let r = cli(['train', '--runs-dir', dir, '--name', 'r', '--steps', '2', '--no-eval', ...small]);
+    assert.equal(r.code, 0, r.err);
+    r = cli(['train', '--resume', run, 'seed=3']);
+    assert.equal(r.code, 2);
+    assert.match(r.err, /--resume continues a run with the config it was started with; drop seed/);
+    r = cli(['train', '--resume', run, '--no-eval']);
+    assert.equal(r.code, 2);
+    assert.match(r.err, /already finished its 2 steps; pass --steps N/);
+    r = cli(['train', '--resume', run, '--steps', '3', '--no-eval']);
+    assert.equal(r.code, 0, r.err);
+    const steps = fs
+      .readFileSync(path.join(run, 'history.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l).step);
+    assert.deepEqual(steps, [0, 1, 2]);
+  });
+
   it('sample reports behaviour statistics of the shipped base', () => {
     const r = cli([
       'sample',

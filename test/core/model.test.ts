@@ -194,7 +194,10 @@ describe('TinyAgent', () => {
       const critic = makeCritic(model);
       const values = criticValuesOf(critic, batch, chunk);
       const opt = tf.train.sgd(0.5);
-      const loss = criticStep(critic, opt, batch.ids, values, returns, batch.actionMask, null, chunk);
+      const loss = criticStep(critic, opt, batch.ids, values, returns, batch.actionMask, {
+        chunk,
+        maxGradNorm: 1,
+      });
       const w = weightsOf(critic);
       opt.dispose();
       critic.dispose();

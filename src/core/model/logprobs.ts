@@ -16,12 +16,13 @@ export function selectedLogProbs(logits: tf.Tensor3D, ids: tf.Tensor2D): tf.Tens
 
 /**
  * Log-prob of each next token under the model, over whole sequences: ids [B, T] -> [B, T-1]
- * (the chapter's `sequence_log_probs`).
+ * (the chapter's `sequence_log_probs`), at a sampling temperature (1: the model's own).
  */
-export function sequenceLogProbs(model: TinyAgent, ids: tf.Tensor2D): tf.Tensor2D {
+export function sequenceLogProbs(model: TinyAgent, ids: tf.Tensor2D, temperature = 1): tf.Tensor2D {
   return tf.tidy(() => {
     const [B, T] = ids.shape;
-    const logits = tf.slice(model.logits(ids), [0, 0, 0], [B, T - 1, model.config.vocabSize]) as tf.Tensor3D;
+    const raw = tf.slice(model.logits(ids), [0, 0, 0], [B, T - 1, model.config.vocabSize]) as tf.Tensor3D;
+    const logits = temperature === 1 ? raw : (tf.div(raw, temperature) as tf.Tensor3D);
     return selectedLogProbs(logits, tf.slice(ids, [0, 1], [B, T - 1]) as tf.Tensor2D);
   });
 }

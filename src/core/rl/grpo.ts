@@ -183,11 +183,14 @@ export function rlUpdate(
         const old = tf.tensor2d(mb.old);
         const adv = tf.tensor2d(mb.adv);
         const { value, grads } = tf.variableGrads(() => {
-          const logits = tf.slice(
+          const raw = tf.slice(
             policy.logits(ids),
             [0, 0, 0],
             [rows.length, mb.T - 1, policy.config.vocabSize],
           );
+          // The episodes were sampled at cfg.temperature and their log-probs recorded there: the
+          // update takes its log-probs from the same tempered distribution, so the ratio starts at 1.
+          const logits = cfg.temperature === 1 ? raw : tf.div(raw, cfg.temperature);
           const logp = selectedLogProbs(
             logits as tf.Tensor3D,
             tf.slice(ids, [0, 1], [rows.length, mb.T - 1]),

@@ -16,7 +16,7 @@ import { type BehaviorStats, type EnvFactory, evaluate } from '../rl/grpo.js';
 import { type AdvantageFn, type StepRecord, trainRl } from '../rl/train.js';
 import { backendInfo } from '../tf/backend.js';
 import { createRun, type RunMeta, readMeta, readRun, writeSummary } from './run-files.js';
-import { loadTrainingState, runRecorder } from './training-state.js';
+import { hasTrainingState, loadTrainingState, runRecorder } from './training-state.js';
 
 export interface TrainRunOptions {
   runDir: string;
@@ -54,14 +54,27 @@ export async function trainRun(o: TrainRunOptions): Promise<TrainRunResult> {
   const from = o.from ?? 'base';
   let startStep = 0;
   let resumeState: Awaited<ReturnType<typeof loadTrainingState>> | null = null;
+  let policy: TinyAgent;
   if (o.resume) {
     const meta = readMeta(o.runDir);
     const { steps: _steps, ...fields } = meta.config;
     const cfg = makeRLConfig(fields, `${o.runDir}/config.json`);
-    resumeState = loadTrainingState(o.runDir, o.tok, cfg);
-    startStep = resumeState.startStep;
+    if (hasTrainingState(o.runDir)) {
+      resumeState = loadTrainingState(o.runDir, o.tok, cfg);
+      startStep = resumeState.startStep;
+      policy = resumeState.policy;
+    } else {
+      // Stopped before its first step was saved: start it again, from what it started from.
+      policy = loadCheckpoint(resolveCheckpoint(typeof meta.from === 'string' ? meta.from : from), o.tok, {
+        expect: 'policy',
+      });
+    }
     o = { ...o, cfg };
   } else {
+    // Everything that can fail is checked before the run folder exists (no orphan folders).
+    if (fs.existsSync(path.join(o.runDir, 'config.json')))
+      throw new Error(`${o.runDir} already holds a run (config.json exists): pick another name or resume it`);
+    policy = loadCheckpoint(resolveCheckpoint(from), o.tok, { expect: 'policy' });
     createRun(o.runDir, {
       kind: 'train',
       name: path.basename(o.runDir),
@@ -72,7 +85,6 @@ export async function trainRun(o: TrainRunOptions): Promise<TrainRunResult> {
       ...o.meta,
     });
   }
-  const policy = resumeState?.policy ?? loadCheckpoint(resolveCheckpoint(from), o.tok, { expect: 'policy' });
   let stopped = false;
   const prior = o.resume
     ? (readRun(o.runDir).history as unknown as StepRecord[]).filter((h) => h.step < startStep)

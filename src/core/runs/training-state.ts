@@ -134,6 +134,11 @@ export interface ResumeState {
   startStep: number;
 }
 
+/** True when the run has a saved training state to resume from. */
+export function hasTrainingState(runDir: string): boolean {
+  return fs.existsSync(path.join(runDir, 'checkpoints', 'latest', 'state.json'));
+}
+
 /** Load `checkpoints/latest` of a run: weights, Adam's moments and the generator. */
 export function loadTrainingState(runDir: string, tok: Tokenizer, cfg: RLConfig): ResumeState {
   const dir = path.join(runDir, 'checkpoints', 'latest');

@@ -15,6 +15,7 @@ import {
 } from '../src/protocol/webview.js';
 import { mostCalls } from './context.js';
 import { renderInspector } from './page.js';
+import { type RolloutModel, renderRolloutDetail, renderRolloutPage } from './rollout.js';
 import { renderDetail } from './strip.js';
 import { registerToolkit } from './toolkit.js';
 import { currentView, idleJob, type ViewModel } from './view-model.js';
@@ -54,6 +55,8 @@ export function startInspector(app: HTMLElement): void {
     retrainJob: idleJob(),
     retrained: null,
   };
+  /** A real trainer's rollout sample, when one is shown (instead of an episode of ours). */
+  let rollout: RolloutModel | null = null;
   let requestId = 0;
   /** The request each analysis is waiting for (a later request makes an earlier answer stale). */
   const waiting = { mask: -1, credit: -1, rerun: -1, evaluate: -1, retrain: -1 };
@@ -142,7 +145,25 @@ export function startInspector(app: HTMLElement): void {
     },
   };
 
+  /** Focus token i of the strip and show its detail. */
+  function showToken(i: number): void {
+    const chip = app.querySelector<HTMLElement>(`.strip-box .strip .chip[data-i="${i}"]`);
+    if (!chip) return;
+    app.querySelectorAll<HTMLElement>('.strip-box .strip .chip[tabindex="0"]').forEach((c) => {
+      c.tabIndex = -1;
+    });
+    chip.tabIndex = 0;
+    chip.focus();
+    chip.scrollIntoView({ block: 'center' });
+    showDetail(i);
+  }
+
   function showDetail(i: number): void {
+    if (rollout) {
+      focused = i;
+      app.querySelector('.detail-box')?.replaceChildren(renderRolloutDetail(document, rollout.view, i));
+      return;
+    }
     if (!vm.episode) return;
     focused = i;
     const box = app.querySelector('.detail-box');
@@ -152,7 +173,27 @@ export function startInspector(app: HTMLElement): void {
       );
   }
 
+  function renderRollout(r: RolloutModel): void {
+    const scroll = window.scrollY;
+    app.replaceChildren(
+      renderRolloutPage(
+        document,
+        r,
+        { onNavigate: (direction, rule) => vscode.postMessage({ type: 'rolloutNav', direction, rule }) },
+        showToken,
+      ),
+    );
+    app.dataset.state = 'rollout';
+    app.dataset.findings = String(r.view.findings.length);
+    if (focused < r.view.ids.length) showDetail(focused);
+    window.scrollTo(0, scroll);
+  }
+
   function render(): void {
+    if (rollout) {
+      renderRollout(rollout);
+      return;
+    }
     const keepFocus =
       app.contains(document.activeElement) && document.activeElement?.classList.contains('chip');
     const scroll = window.scrollY;
@@ -185,9 +226,14 @@ export function startInspector(app: HTMLElement): void {
     if (chip) showDetail(Number(chip.dataset.i));
   });
   app.addEventListener('keydown', (e) => {
+    if (rollout && (e.key === ']' || e.key === '[')) {
+      e.preventDefault();
+      vscode.postMessage({ type: 'rolloutNav', direction: e.key === ']' ? 1 : -1, rule: null });
+      return;
+    }
     const chip = chipOf(e);
-    if (!chip || !vm.episode) return;
-    const T = vm.episode.ids.length;
+    const T = rollout ? rollout.view.ids.length : vm.episode?.ids.length;
+    if (!chip || T === undefined) return;
     const i = Number(chip.dataset.i);
     const step: Record<string, number> = {
       ArrowRight: 1,
@@ -215,6 +261,14 @@ export function startInspector(app: HTMLElement): void {
       return;
     }
     const m = parsed.value;
+    if (m.type === 'showRollout') {
+      const same = rollout?.view.record === m.view.record && rollout?.summary.file === m.summary.file;
+      rollout = { title: m.title, summary: m.summary, view: m.view, sample: m.sample, samples: m.samples };
+      if (!same) focused = 0;
+      render();
+      return;
+    }
+    if (m.type === 'show') rollout = null;
     switch (m.type) {
       case 'show': {
         const same =

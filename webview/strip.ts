@@ -162,7 +162,12 @@ export interface StripOptions {
   heat?: number[] | null;
   /** The call to outline (its tokens get `selected-call`). */
   selectedCall?: number | null;
+  /** Token index -> why it is flagged (a lint finding on it): the chip gets `flag` and the reason. */
+  flags?: ReadonlyMap<number, string> | null;
 }
+
+/** What the strip reads of an episode (our trajectories and imported rollouts alike). */
+export type StripEpisode = Pick<TrajectoryJSON, 'tokens' | 'turn' | 'owner' | 'actionMask'>;
 
 /** The heat bucket (-3..3) of an advantage, relative to the largest magnitude shown. */
 export function heatBucket(a: number, maxAbs: number): number {
@@ -172,7 +177,7 @@ export function heatBucket(a: number, maxAbs: number): number {
 
 export function renderTokenStrip(
   doc: Document,
-  ep: TrajectoryJSON,
+  ep: StripEpisode,
   mask: MaskCheckResult | null = null,
   opts: StripOptions = {},
 ): HTMLElement {
@@ -216,6 +221,7 @@ export function renderTokenStrip(
         if (mask.flags[p]) cls.push('flag');
         if (mask.cut[p]) cls.push('cut');
       }
+      if (opts.flags?.has(d.i)) cls.push('flag');
       if (view) {
         if (d.i >= view.prefixLength) cls.push('future');
         else if (!view.kept[d.i]) cls.push('dropped');
@@ -229,7 +235,7 @@ export function renderTokenStrip(
     .attr('tabindex', (d) => (d.i === 0 ? '0' : '-1'))
     .attr('aria-label', (d) => {
       const p = d.i - 1;
-      const flag = mask && p >= 0 ? flagReason(mask, p) : '';
+      const flag = mask && p >= 0 ? flagReason(mask, p) : (opts.flags?.get(d.i) ?? '');
       return `${d.text} ${d.owner}${p >= 0 && ep.actionMask[p] ? ' masked' : ''}${flag ? `, flag: ${flag}` : ''}`;
     });
   chips

@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { SCRIPTED_POLICIES, type ScriptedPolicyName } from '../core/gym/scripted.js';
+import { SCRIPTED_POLICIES, type ScriptedPolicyName } from '../core/gym/names.js';
 import { runCheckpoint } from '../core/paths.js';
 import { makeRLConfig } from '../core/rl/config.js';
 import type { Job, RunResult } from '../protocol/trainer.js';
@@ -458,6 +458,77 @@ export class Commands {
     } catch (e) {
       void vscode.window.showErrorMessage(`Episode Lab: cannot open that episode: ${(e as Error).message}`);
     }
+  }
+
+  /**
+   * Open a real trainer's rollout file: lint and index it in the trainer process (progress,
+   * cancel), list it in the run explorer, and show its first record with findings (else the first).
+   * `uri` comes from the explorer's context menu; without it, a file dialog asks.
+   */
+  async openRolloutFile(uri?: vscode.Uri): Promise<void> {
+    let file = uri?.fsPath;
+    if (!file) {
+      const picked = await vscode.window.showOpenDialog({
+        title: 'Open a rollout file (NeMo-RL, prime-rl, Episode Lab, token-level JSONL)',
+        canSelectMany: false,
+        filters: { 'JSON lines': ['jsonl'], 'All files': ['*'] },
+      });
+      file = picked?.[0]?.fsPath;
+    }
+    if (!file) return;
+    const setting = vscode.workspace.getConfiguration('episodeLab').get<string>('tokenizer') ?? '';
+    const tokenizer = setting.trim() === '' ? null : setting.trim();
+    const opened = this.tree.rollouts.open({ file, tokenizer });
+    this.tree.rolloutsChanged();
+    const name = path.basename(file);
+    await vscode.window.withProgress(
+      {
+        location: vscode.ProgressLocation.Notification,
+        title: `Episode Lab: reading ${name}`,
+        cancellable: true,
+      },
+      async (progress, token) => {
+        let last = 0;
+        try {
+          const running = await this.trainer.start(
+            { kind: 'rolloutOpen', file, tokenizer, format: 'auto' },
+            {
+              onProgress: (step, total, message) => {
+                const pct = (100 * step) / Math.max(total, 1);
+                progress.report({ message, increment: pct - last });
+                last = pct;
+              },
+              onLog: (text) => this.log(text),
+            },
+          );
+          token.onCancellationRequested(() => this.trainer.cancel(running.id));
+          const summary = await running.result;
+          opened.summary = summary;
+          const total = summary.rules.reduce((a, r) => a + r.findings, 0);
+          this.log(
+            `${name}: ${summary.format}, ${summary.records} records, ${total} findings${summary.cancelled ? ' (cancelled: the part read so far)' : ''}; tokenizer ${summary.tokenizer ?? 'none'}`,
+          );
+          for (const note of summary.notes) this.log(`${name}: ${note}`);
+          this.tree.rolloutsChanged();
+          const first = summary.findingsPerRecord.findIndex((n) => n > 0);
+          const record = first >= 0 ? first : summary.lengths.findIndex((n) => n > 0);
+          if (record >= 0) await this.inspector.showRollout(opened.ref, summary, record);
+        } catch (e) {
+          opened.error = (e as Error).message;
+          this.tree.rolloutsChanged();
+          this.log(`${name}: ${opened.error}`);
+          void vscode.window.showErrorMessage(`Episode Lab: ${opened.error}`);
+        }
+      },
+    );
+  }
+
+  /** Open one record of an opened rollout file (from the run explorer). */
+  async openRecord(n?: Node): Promise<void> {
+    if (n?.kind !== 'rolloutRecord') return;
+    const opened = this.tree.rollouts.get(n.file);
+    if (!opened?.summary) return;
+    await this.inspector.showRollout(opened.ref, opened.summary, n.record);
   }
 
   async cancelRun(): Promise<void> {

@@ -63,6 +63,9 @@ export function activate(context: vscode.ExtensionContext): void {
       commands.openEpisode(n),
     ),
     register('episodeLab.refreshRuns', refresh),
+    register('episodeLab.openRolloutFile', (uri?: vscode.Uri) => commands.openRolloutFile(uri)),
+    register('episodeLab.openInEpisodeLab', (uri?: vscode.Uri) => commands.openRolloutFile(uri)),
+    register('episodeLab.openRecord', (n?: Parameters<Commands['openRecord']>[0]) => commands.openRecord(n)),
     register('episodeLab.showDashboard', (n?: { dir?: string }) =>
       commands.showDashboard(n?.dir ? [n.dir] : undefined),
     ),

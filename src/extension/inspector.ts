@@ -9,6 +9,8 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { ContextPolicy } from '../core/context/policy.js';
 import type { TrajectoryJSON } from '../core/gym/trajectory-json.js';
+import { nextRecordWithFindings } from '../core/rollouts/navigate.js';
+import type { RolloutFileSummary } from '../core/rollouts/view.js';
 import type { Job } from '../protocol/trainer.js';
 import {
   type AnalysisOp,
@@ -20,6 +22,7 @@ import {
   type ToWebview,
 } from '../protocol/webview.js';
 import { type EpisodeSource, episodeSource } from './episode-source.js';
+import type { RolloutFileRef } from './rollout-files.js';
 import type { TrainerClient } from './trainer-client.js';
 import { attachPanel, panelOptions } from './webview-panel.js';
 
@@ -51,6 +54,9 @@ export class Inspector implements vscode.Disposable {
   private webviewReady = false;
   /** The checkpoint of the last retrained run (the second row of the cross table). */
   private retrained: { model: string; label: string } | null = null;
+  /** The rollout file and record shown (instead of an episode of ours). */
+  private rollout: { file: RolloutFileRef; summary: RolloutFileSummary; record: number } | null = null;
+  private pendingRollout: Extract<ToWebview, { type: 'showRollout' }> | null = null;
 
   constructor(
     private readonly extensionUri: vscode.Uri,
@@ -106,6 +112,8 @@ export class Inspector implements vscode.Disposable {
       this.attach(panel);
     } else this.panel.reveal(undefined, false);
     if (episode) {
+      this.rollout = null;
+      this.pendingRollout = null;
       this.current = { episode, title, src: episodeSource(runDir), outcome };
       this.panel!.title = `Inspector: ${title}`;
       // Learn which jobs the trainer has (retrain) before the webview draws its buttons.
@@ -114,6 +122,62 @@ export class Inspector implements vscode.Disposable {
         .catch(() => {})
         .then(() => this.postShow());
     }
+  }
+
+  /**
+   * Show one record of a rollout file (read and linted in the trainer process) beside the active
+   * editor; `sample` picks one of a record's samples (prime-rl branches).
+   */
+  async showRollout(
+    file: RolloutFileRef,
+    summary: RolloutFileSummary,
+    record: number,
+    sample = 0,
+  ): Promise<void> {
+    if (!this.panel) {
+      const panel = vscode.window.createWebviewPanel(
+        INSPECTOR_VIEW_TYPE,
+        'Episode Inspector',
+        { viewColumn: vscode.ViewColumn.Beside, preserveFocus: false },
+        panelOptions(this.extensionUri),
+      );
+      this.attach(panel);
+    } else this.panel.reveal(undefined, false);
+    this.current = null;
+    this.rollout = { file, summary, record };
+    const title = `${path.basename(file.file)}: record ${record + 1}`;
+    this.panel!.title = `Inspector: ${title}`;
+    try {
+      const job = await this.trainer.start({
+        kind: 'rolloutSample',
+        file: file.file,
+        tokenizer: file.tokenizer,
+        format: summary.format,
+        record,
+        offset: summary.offsets[record],
+        bytes: summary.lengths[record],
+      });
+      const { views } = await job.result;
+      if (!views.length) throw new Error(`record ${record + 1} holds no sample`);
+      const k = Math.min(sample, views.length - 1);
+      this.pendingRollout = {
+        type: 'showRollout',
+        title,
+        summary,
+        view: views[k],
+        sample: k,
+        samples: views.length,
+      };
+      this.postRollout();
+    } catch (e) {
+      const message = (e as Error).message;
+      this.log(`rollout ${title}: ${message}`);
+      void vscode.window.showErrorMessage(`Episode Lab: ${message}`);
+    }
+  }
+
+  private postRollout(): void {
+    if (this.pendingRollout && this.webviewReady) this.post(this.pendingRollout);
   }
 
   /** Restore a panel after a window reload (WebviewPanelSerializer). */
@@ -184,11 +248,28 @@ export class Inspector implements vscode.Disposable {
   private async handle(m: FromWebview): Promise<void> {
     if (m.type === 'ready') {
       this.webviewReady = true;
+      if (this.rollout) {
+        this.postRollout();
+        return;
+      }
       // After a window reload the trainer is new: learn its job kinds (retrain) before drawing.
       void this.trainer
         .ensureStarted()
         .catch(() => {})
         .then(() => this.postShow());
+      return;
+    }
+    if (m.type === 'rolloutNav') {
+      const r = this.rollout;
+      if (!r) return;
+      const next = nextRecordWithFindings(r.summary, r.record, m.direction, m.rule);
+      if (next === null) {
+        void vscode.window.showInformationMessage(
+          `Episode Lab: no ${m.direction === 1 ? 'later' : 'earlier'} sample with ${m.rule ?? 'findings'} in ${path.basename(r.file.file)}`,
+        );
+        return;
+      }
+      await this.showRollout(r.file, r.summary, next);
       return;
     }
     if (m.type === 'openDashboard') {

@@ -8,11 +8,15 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { findRuns } from './dashboard-data.js';
+import { RolloutFiles, recordRows } from './rollout-files.js';
 import { describeEpisode, describeStep, type EpisodeEntry, RunIndex } from './run-index.js';
 
 export const PAGE = 100;
 
 export type Node =
+  | { kind: 'rolloutFile'; id: string; file: string }
+  | { kind: 'rolloutPage'; id: string; file: string; start: number }
+  | { kind: 'rolloutRecord'; id: string; file: string; record: number }
   | { kind: 'run'; id: string; dir: string }
   | { kind: 'step'; id: string; dir: string; step: number }
   | { kind: 'page'; id: string; dir: string; step: number; start: number }
@@ -26,6 +30,8 @@ export class RunTreeProvider implements vscode.TreeDataProvider<Node>, vscode.Di
   private runDirs: string[] = [];
   /** Runs being written by a job (shown with a spinning icon). */
   readonly active = new Set<string>();
+  /** Real trainers' rollout files opened in this window, listed before the runs. */
+  readonly rollouts = new RolloutFiles();
   private refreshing: Promise<void> | null = null;
   private again = false;
 
@@ -96,8 +102,35 @@ export class RunTreeProvider implements vscode.TreeDataProvider<Node>, vscode.Di
     return this.runDirs.map((d) => this.index(d));
   }
 
+  /** Tell the tree that the rollout files changed (one opened, or its summary arrived). */
+  rolloutsChanged(): void {
+    this.changed.fire(undefined);
+  }
+
+  private rolloutChildren(n: Extract<Node, { kind: 'rolloutFile' | 'rolloutPage' }>): Node[] {
+    const s = this.rollouts.get(n.file)?.summary;
+    if (!s) return [];
+    const rows = recordRows(s);
+    const record = (r: number) =>
+      this.node({ kind: 'rolloutRecord', id: `rec:${n.file}:${r}`, file: n.file, record: r });
+    if (n.kind === 'rolloutPage') return rows.slice(n.start, n.start + PAGE).map((r) => record(r.record));
+    if (rows.length <= PAGE) return rows.map((r) => record(r.record));
+    const pages: Node[] = [];
+    for (let start = 0; start < rows.length; start += PAGE)
+      pages.push(this.node({ kind: 'rolloutPage', id: `rpage:${n.file}:${start}`, file: n.file, start }));
+    return pages;
+  }
+
   getChildren(n?: Node): Node[] {
-    if (!n) return this.runDirs.map((dir) => this.runNode(dir));
+    if (!n)
+      return [
+        ...this.rollouts
+          .list()
+          .map((r) => this.node({ kind: 'rolloutFile', id: `rollout:${r.ref.file}`, file: r.ref.file })),
+        ...this.runDirs.map((dir) => this.runNode(dir)),
+      ];
+    if (n.kind === 'rolloutFile' || n.kind === 'rolloutPage') return this.rolloutChildren(n);
+    if (n.kind === 'rolloutRecord') return [];
     const ix = this.index(n.dir);
     if (n.kind === 'run')
       return ix
@@ -131,7 +164,15 @@ export class RunTreeProvider implements vscode.TreeDataProvider<Node>, vscode.Di
   }
 
   getParent(n: Node): Node | undefined {
-    if (n.kind === 'run') return undefined;
+    if (n.kind === 'run' || n.kind === 'rolloutFile') return undefined;
+    if (n.kind === 'rolloutPage') return this.nodes.get(`rollout:${n.file}`);
+    if (n.kind === 'rolloutRecord') {
+      const s = this.rollouts.get(n.file)?.summary;
+      const count = s ? recordRows(s).length : 0;
+      if (count <= PAGE) return this.nodes.get(`rollout:${n.file}`);
+      const k = s ? recordRows(s).findIndex((r) => r.record === n.record) : 0;
+      return this.nodes.get(`rpage:${n.file}:${Math.floor(Math.max(k, 0) / PAGE) * PAGE}`);
+    }
     if (n.kind === 'step' || n.kind === 'page') {
       if (n.kind === 'page') return this.nodes.get(`step:${n.dir}:${n.step}`);
       return this.runNode(n.dir);
@@ -155,7 +196,60 @@ export class RunTreeProvider implements vscode.TreeDataProvider<Node>, vscode.Di
     });
   }
 
+  private rolloutItem(
+    n: Extract<Node, { kind: 'rolloutFile' | 'rolloutPage' | 'rolloutRecord' }>,
+  ): vscode.TreeItem {
+    const C = vscode.TreeItemCollapsibleState;
+    const opened = this.rollouts.get(n.file);
+    const s = opened?.summary ?? null;
+    if (n.kind === 'rolloutFile') {
+      const item = new vscode.TreeItem(path.basename(n.file), s ? C.Expanded : C.None);
+      const total = s ? s.rules.reduce((a, r) => a + r.findings, 0) : 0;
+      item.description = opened?.error
+        ? 'could not be read'
+        : s
+          ? `${s.format} · ${s.records} records · ${total} finding${total === 1 ? '' : 's'}`
+          : 'reading…';
+      item.tooltip = [
+        n.file,
+        `tokenizer: ${opened?.ref.tokenizer ?? s?.tokenizer ?? 'none found'}`,
+        ...(opened?.error ? [opened.error] : []),
+        ...(s?.notes ?? []),
+      ].join('\n');
+      item.iconPath = new vscode.ThemeIcon(
+        opened?.error ? 'error' : s ? (total ? 'warning' : 'pass') : 'sync~spin',
+      );
+      item.contextValue = 'rolloutFile';
+      item.id = n.id;
+      return item;
+    }
+    if (n.kind === 'rolloutPage') {
+      const rows = s ? recordRows(s) : [];
+      const end = Math.min(n.start + PAGE, rows.length) - 1;
+      const item = new vscode.TreeItem(
+        `records ${rows[n.start]?.record + 1}–${rows[end]?.record + 1}`,
+        C.Collapsed,
+      );
+      const flagged = rows.slice(n.start, end + 1).filter((r) => r.findings > 0).length;
+      item.description = `${flagged} with findings`;
+      item.id = n.id;
+      return item;
+    }
+    const findings = s?.findingsPerRecord[n.record] ?? 0;
+    const item = new vscode.TreeItem(`record ${n.record + 1}`, C.None);
+    item.description = findings ? `${findings} finding${findings === 1 ? '' : 's'}` : 'no findings';
+    item.iconPath = findings
+      ? new vscode.ThemeIcon('warning', new vscode.ThemeColor('problemsWarningIcon.foreground'))
+      : new vscode.ThemeIcon('pass', new vscode.ThemeColor('testing.iconPassed'));
+    item.accessibilityInformation = { label: `record ${n.record + 1}, ${item.description}` };
+    item.command = { command: 'episodeLab.openRecord', title: 'Open in the inspector', arguments: [n] };
+    item.id = n.id;
+    return item;
+  }
+
   getTreeItem(n: Node): vscode.TreeItem {
+    if (n.kind === 'rolloutFile' || n.kind === 'rolloutPage' || n.kind === 'rolloutRecord')
+      return this.rolloutItem(n);
     const ix = this.index(n.dir);
     const C = vscode.TreeItemCollapsibleState;
     switch (n.kind) {

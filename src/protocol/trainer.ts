@@ -20,11 +20,17 @@ import {
   TASK_SPLITS,
   type TaskSplit,
 } from '../core/gym/names.js';
-import { type TrajectoryJSON, TrajectoryJSONSchema } from '../core/gym/trajectory-json.js';
+import {
+  MAX_TRAJECTORY_TOKENS,
+  type TrajectoryJSON,
+  TrajectoryJSONSchema,
+} from '../core/gym/trajectory-json.js';
 import type { CallRow } from '../core/rl/advantages.js';
 import { MAX_SEED } from '../core/rl/config.js';
 import { MASK_BUGS, type MaskBug } from '../core/rl/mask-bugs.js';
 import type { MaskCheckResult } from '../core/rl/mask-check.js';
+import { ROLLOUT_FORMATS } from '../core/rollouts/sample.js';
+import type { RolloutFileSummary, RolloutView } from '../core/rollouts/view.js';
 import {
   anyText,
   bool,
@@ -40,6 +46,7 @@ import {
   show,
   strict,
   strictEntries,
+  strings,
   text,
 } from '../core/schema.js';
 
@@ -175,6 +182,26 @@ export const RetrainJobSchema = strictEntries({
   name: v.optional(RunName),
 });
 
+export const RolloutOpenJobSchema = strictEntries({
+  kind: v.literal('rolloutOpen'),
+  /** A JSONL rollout file (NeMo-RL, prime-rl, Episode Lab's own, the token-level JSONL). */
+  file: Folder,
+  /** A folder with tokenizer.json and tokenizer_config.json; null: one beside the file, or none. */
+  tokenizer: v.nullable(Folder),
+  format: oneOf(['auto', ...ROLLOUT_FORMATS] as const),
+});
+
+export const RolloutSampleJobSchema = strictEntries({
+  kind: v.literal('rolloutSample'),
+  file: Folder,
+  tokenizer: v.nullable(Folder),
+  format: oneOf(ROLLOUT_FORMATS),
+  /** The record (0-based JSONL line) and its byte range, from the open job's index. */
+  record: int(0, 1e9),
+  offset: int(0, Number.MAX_SAFE_INTEGER),
+  bytes: int(0, 2 ** 31 - 1),
+});
+
 export const JOB_KINDS = [
   'sampleScripted',
   'maskCheck',
@@ -185,6 +212,8 @@ export const JOB_KINDS = [
   'rerun',
   'evalContext',
   'retrain',
+  'rolloutOpen',
+  'rolloutSample',
 ] as const;
 
 const JOB_SCHEMAS = [
@@ -197,6 +226,8 @@ const JOB_SCHEMAS = [
   RerunJobSchema,
   EvalContextJobSchema,
   RetrainJobSchema,
+  RolloutOpenJobSchema,
+  RolloutSampleJobSchema,
 ] as const;
 
 /** Any job: the `kind` picks the schema. */
@@ -231,7 +262,12 @@ export type EvalContextJob = Omit<v.InferOutput<typeof EvalContextJobSchema>, 'p
 };
 export type RetrainJob = Omit<v.InferOutput<typeof RetrainJobSchema>, 'policy'> & { policy: ContextPolicy };
 
+export type RolloutOpenJob = v.InferOutput<typeof RolloutOpenJobSchema>;
+export type RolloutSampleJob = v.InferOutput<typeof RolloutSampleJobSchema>;
+
 export type Job =
+  | RolloutOpenJob
+  | RolloutSampleJob
   | SampleScriptedJob
   | MaskCheckJob
   | TrainJob
@@ -305,6 +341,8 @@ export interface JobResults {
   rerun: RerunResult;
   evalContext: EvalContextResult;
   retrain: RunResult;
+  rolloutOpen: RolloutFileSummary;
+  rolloutSample: { views: RolloutView[] };
 }
 export type JobResult = JobResults[JobKind];
 
@@ -414,6 +452,69 @@ export const EvalContextResultSchema = strict({
   rows: list(strict({ policy: ContextPolicySchema, stats: StatsSchema }), 0, MAX_EVAL_POLICIES),
 });
 
+const NullableNumbers = v.custom<(number | null)[]>(
+  (x) =>
+    Array.isArray(x) &&
+    x.length <= MAX_TRAJECTORY_TOKENS &&
+    x.every((n) => n === null || (typeof n === 'number' && Number.isFinite(n))),
+  'expected numbers or null',
+);
+
+const FindingSchema = strict({
+  sample: int(0, 1e9),
+  rule: text(40),
+  positions: numbers(MAX_TRAJECTORY_TOKENS),
+  message: anyText(10_000),
+});
+
+export const RolloutFileSummarySchema = strict({
+  file: Folder,
+  format: oneOf(ROLLOUT_FORMATS),
+  records: int(0, 1e9),
+  offsets: numbers(10_000_000),
+  lengths: numbers(10_000_000),
+  findingsPerRecord: numbers(10_000_000),
+  rules: list(
+    strict({
+      rule: text(40),
+      findings: int(0, 1e12),
+      samples: int(0, 1e12),
+      summary: anyText(1000),
+      from: anyText(1000),
+      records: numbers(100_000),
+    }),
+    0,
+    64,
+  ),
+  rejections: list(anyText(10_000), 0, 100),
+  tokenizer: v.nullable(anyText(MAX_PATH)),
+  ownerSources: list(text(20), 0, 8),
+  notes: list(anyText(10_000), 0, 20),
+  cancelled: bool(),
+});
+
+export const RolloutViewSchema = strict({
+  record: int(0, 1e9),
+  part: v.nullable(anyText(200)),
+  offset: int(0, 1e12),
+  tokens: strings(MAX_TRAJECTORY_TOKENS),
+  ids: numbers(MAX_TRAJECTORY_TOKENS),
+  owner: numbers(MAX_TRAJECTORY_TOKENS),
+  turn: numbers(MAX_TRAJECTORY_TOKENS),
+  lossMask: numbers(MAX_TRAJECTORY_TOKENS),
+  samplerLogprobs: v.nullable(NullableNumbers),
+  trainerLogprobs: v.nullable(NullableNumbers),
+  advantages: v.nullable(numbers(MAX_TRAJECTORY_TOKENS)),
+  reward: v.nullable(finite()),
+  step: v.nullable(finite()),
+  group: v.nullable(finite()),
+  findings: list(FindingSchema, 0, 100_000),
+  ownerSource: text(20),
+  roles: list(anyText(100), 0, 100_000),
+});
+
+const RolloutSampleResultSchema = strict({ views: list(RolloutViewSchema, 0, 1000) });
+
 const RESULT_SCHEMAS = {
   sampleScripted: RunResultSchema,
   maskCheck: MaskCheckResultSchema,
@@ -424,6 +525,8 @@ const RESULT_SCHEMAS = {
   rerun: RerunResultSchema,
   evalContext: EvalContextResultSchema,
   retrain: RunResultSchema,
+  rolloutOpen: RolloutFileSummarySchema,
+  rolloutSample: RolloutSampleResultSchema,
 } as const;
 
 const RecipeInfoSchema = strict({ name: text(80), section: text(40), title: anyText(400), trains: bool() });
@@ -474,6 +577,8 @@ const DoneSchema = v.variant(
     doneSchema('rerun'),
     doneSchema('evalContext'),
     doneSchema('retrain'),
+    doneSchema('rolloutOpen'),
+    doneSchema('rolloutSample'),
   ],
   (i) => `expected a job kind, got ${show(i.input)}`,
 );

@@ -24,7 +24,8 @@ import { type ContextPolicy, ContextPolicySchema } from '../core/context/policy.
 import { type TrajectoryJSON, TrajectoryJSONSchema } from '../core/gym/trajectory-json.js';
 import { MASK_BUGS, type MaskBug } from '../core/rl/mask-bugs.js';
 import type { MaskCheckResult } from '../core/rl/mask-check.js';
-import { anyText, bool, finite, int, list, oneOf, parse, show, strict } from '../core/schema.js';
+import type { RolloutFileSummary, RolloutView } from '../core/rollouts/view.js';
+import { anyText, bool, finite, int, list, oneOf, parse, show, strict, text } from '../core/schema.js';
 import {
   type CreditResult,
   CreditResultSchema,
@@ -39,6 +40,8 @@ import {
   type Parsed,
   type RerunResult,
   RerunResultSchema,
+  RolloutFileSummarySchema,
+  RolloutViewSchema,
 } from './trainer.js';
 
 /** Where the shown episode comes from, as the webview needs it. */
@@ -69,7 +72,16 @@ export type ToWebview =
   | { type: 'evalResult'; requestId: number; label: string; result: EvalContextResult }
   | { type: 'retrainDone'; requestId: number; run: string; label: string }
   | { type: 'jobProgress'; requestId: number; message: string }
-  | { type: 'jobError'; requestId: number; op: AnalysisOp; message: string };
+  | { type: 'jobError'; requestId: number; op: AnalysisOp; message: string }
+  | {
+      type: 'showRollout';
+      title: string;
+      summary: RolloutFileSummary;
+      view: RolloutView;
+      /** Which sample of the record (a prime-rl record holds one per branch), of how many. */
+      sample: number;
+      samples: number;
+    };
 
 export type FromWebview =
   | { type: 'ready' }
@@ -78,7 +90,9 @@ export type FromWebview =
   | { type: 'rerun'; requestId: number; policy: ContextPolicy; n: number }
   | { type: 'evaluate'; requestId: number; policies: ContextPolicy[]; model: 'run' | 'retrained' }
   | { type: 'retrain'; requestId: number; policy: ContextPolicy; steps: number }
-  | { type: 'openDashboard' };
+  | { type: 'openDashboard' }
+  /** Show the previous or next record with findings (of one rule, or any) of the rollout file shown. */
+  | { type: 'rolloutNav'; direction: -1 | 1; rule: string | null };
 
 export interface InspectorState {
   episode: TrajectoryJSON;
@@ -185,6 +199,14 @@ const ToWebviewSchema = v.variant(
       result: EvalContextResultSchema,
     }),
     v.strictObject({ type: v.literal('retrainDone'), requestId: RequestId, run: Label, label: Label }),
+    v.strictObject({
+      type: v.literal('showRollout'),
+      title: Label,
+      summary: RolloutFileSummarySchema,
+      view: RolloutViewSchema,
+      sample: int(0, 1000),
+      samples: int(1, 1000),
+    }),
     v.strictObject({ type: v.literal('jobProgress'), requestId: RequestId, message: anyText(10_000) }),
     v.strictObject({
       type: v.literal('jobError'),
@@ -221,6 +243,11 @@ const FromWebviewSchema = v.variant(
       steps: int(1, MAX_RETRAIN_STEPS),
     }),
     v.strictObject({ type: v.literal('openDashboard') }),
+    v.strictObject({
+      type: v.literal('rolloutNav'),
+      direction: v.picklist([-1, 1], 'expected -1 or 1'),
+      rule: v.nullable(text(40)),
+    }),
   ],
   (i) => `unknown message type ${show(i.input)}`,
 );

@@ -19,6 +19,7 @@ import type { BackendInfo } from '../core/tf/backend.js';
 import type { Job, JobKind, JobResults } from '../protocol/trainer.js';
 import { policyLabel } from '../protocol/webview.js';
 import { creditTableJob, evalContextJob, loadModel, rerunJob, runConfig } from './analysis-jobs.js';
+import { rolloutOpen, rolloutSample } from './rollout-jobs.js';
 
 export interface JobContext {
   readonly id: string;
@@ -132,6 +133,15 @@ export const jobs: JobRegistry = {
     const runDir = path.join(job.runsDir, job.name ?? path.basename(freshRunDir(job.runsDir, 'train')));
     ctx.log(`training ${runDir} for ${steps} steps from ${from} on ${ctx.backend.detail}`);
     return runTraining(ctx, runDir, cfg, steps, from);
+  },
+  async rolloutOpen(job, ctx) {
+    return rolloutOpen(job, {
+      progress: (done, total, message) => ctx.progress(done, total, message),
+      cancelled: () => ctx.cancelled,
+    });
+  },
+  async rolloutSample(job) {
+    return rolloutSample(job);
   },
   async sampleModel(job, ctx) {
     return sampleModelRun(

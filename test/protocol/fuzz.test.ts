@@ -7,7 +7,6 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseTrajectoryJSON } from '../../src/core/gym/trajectory-json.js';
 import {
-  buildTokenizer,
   makeEnv,
   makeRLConfig,
   makeTasks,
@@ -28,8 +27,8 @@ import {
   parseToDashboard,
   parseToWebview,
 } from '../../src/protocol/webview.js';
+import { tok } from '../fixtures.js';
 
-const tok = buildTokenizer(makeTasks('all'));
 const episode = toTrajectoryJSON(
   runScripted(oracle, makeEnv(), randomizeNames(makeTasks('train')[0], new Rng(1)), tok, new Rng(2)),
   tok,

@@ -8,7 +8,6 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { before, describe, test } from 'node:test';
 import {
-  buildTokenizer,
   callSpans,
   loadCheckpoint,
   makeCritic,
@@ -26,8 +25,8 @@ import { createRun } from '../../src/core/runs/run-files.js';
 import { initBackend } from '../../src/core/tf/backend.js';
 import { checkCreditResult, checkEvalContextResult, checkRerunResult } from '../../src/protocol/trainer.js';
 import { creditTableJob, episodeTask, evalContextJob, rerunJob } from '../../src/trainer/analysis-jobs.js';
+import { tok } from '../fixtures.js';
 
-const tok = buildTokenizer(makeTasks('all'));
 let dir: string;
 let episode: TrajectoryJSON;
 

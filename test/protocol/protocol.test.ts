@@ -1,14 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import {
-  buildTokenizer,
-  makeEnv,
-  makeTasks,
-  oracle,
-  Rng,
-  runScripted,
-  toTrajectoryJSON,
-} from '../../src/core/index.js';
+import { makeEnv, makeTasks, oracle, Rng, runScripted, toTrajectoryJSON } from '../../src/core/index.js';
 import { checkJob, parseHostMessage, parseTrainerMessage } from '../../src/protocol/trainer.js';
 import {
   parseDashboardState,
@@ -18,8 +10,8 @@ import {
   parseToDashboard,
   parseToWebview,
 } from '../../src/protocol/webview.js';
+import { tok } from '../fixtures.js';
 
-const tok = buildTokenizer(makeTasks('all'));
 const episode = toTrajectoryJSON(runScripted(oracle, makeEnv(), makeTasks('train')[0], tok, new Rng(1)), tok);
 const sample = {
   kind: 'sampleScripted',

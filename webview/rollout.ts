@@ -1,0 +1,241 @@
+/**
+ * The inspector for a real trainer's rollout: the file's findings per rule, this sample's findings
+ * (each one jumps to its tokens), the token strip with owners, the loss mask and the flagged tokens,
+ * and the detail of a token (both log-probs and their gap, the advantage, the findings on it).
+ */
+import { OWNER_NAMES } from '../src/core/gym/episode.js';
+import type { RolloutFileSummary, RolloutView } from '../src/core/rollouts/view.js';
+import { renderTokenStrip, type StripEpisode } from './strip.js';
+
+/** What the rollout page shows. */
+export interface RolloutModel {
+  title: string;
+  summary: RolloutFileSummary;
+  view: RolloutView;
+  /** Which sample of the record this is, of how many (prime-rl records hold several branches). */
+  sample: number;
+  samples: number;
+}
+
+export interface RolloutHandlers {
+  /** Go to the previous (-1) or next (1) record with findings (of one rule, or any). */
+  onNavigate?(direction: -1 | 1, rule: string | null): void;
+}
+
+const OWNER_HELP: Record<string, string> = {
+  template: 'template (role headers, generation prompt, separators)',
+  prompt: 'prompt (system and user text)',
+  policy: 'policy (what the model generated, its EOS included)',
+  tool: 'tool (tool responses)',
+};
+
+/** The strip's episode: the loss mask [T] as the per-position mask [T-1] (position i-1 predicts token i). */
+export function stripEpisodeOf(v: RolloutView): StripEpisode {
+  return { tokens: v.tokens, turn: v.turn, owner: v.owner, actionMask: v.lossMask.slice(1) };
+}
+
+/** Token index -> the findings on it, as one line each (positions are in the record's frame). */
+export function findingsByToken(v: RolloutView): Map<number, string[]> {
+  const out = new Map<number, string[]>();
+  for (const f of v.findings)
+    for (const p of f.positions) {
+      const i = p - v.offset;
+      if (i < 0 || i >= v.ids.length) continue;
+      const list = out.get(i) ?? [];
+      if (!list.includes(f.rule)) list.push(f.rule);
+      out.set(i, list);
+    }
+  return out;
+}
+
+const fmt = (x: number | null | undefined) => (x === null || x === undefined ? '—' : x.toFixed(4));
+
+/** The fields shown for token i of a rollout sample. */
+export function rolloutTokenDetail(v: RolloutView, i: number): [string, string][] {
+  const sp = v.samplerLogprobs?.[i] ?? null;
+  const tp = v.trainerLogprobs?.[i] ?? null;
+  const rows: [string, string][] = [
+    ['token', `#${i + v.offset}${v.offset ? ` (${i} in this sample)` : ''}`],
+    ['id', String(v.ids[i])],
+    ['text', v.tokens[i]],
+    ['owner', OWNER_NAMES[v.owner[i]] ?? 'unknown'],
+    ['turn', `${v.turn[i]}${v.roles[v.turn[i]] ? ` (${v.roles[v.turn[i]]})` : ''}`],
+    ['loss mask', String(v.lossMask[i] ?? 0)],
+    ['sampler log-prob', fmt(sp)],
+    ['trainer log-prob', fmt(tp)],
+    ['gap (nats)', sp !== null && tp !== null ? Math.abs(sp - tp).toFixed(4) : '—'],
+    ['advantage', fmt(v.advantages?.[i])],
+  ];
+  const here = v.findings.filter((f) => f.positions.includes(i + v.offset));
+  rows.push(['findings', here.length ? here.map((f) => `${f.rule}: ${f.message}`).join(' | ') : 'none']);
+  return rows;
+}
+
+/** The detail panel of one token of a rollout sample. */
+export function renderRolloutDetail(doc: Document, v: RolloutView, i: number): HTMLElement {
+  const dl = doc.createElement('dl');
+  dl.className = 'detail';
+  for (const [k, val] of rolloutTokenDetail(v, i)) {
+    const dt = doc.createElement('dt');
+    dt.textContent = k;
+    const dd = doc.createElement('dd');
+    dd.textContent = val;
+    if (k === 'findings' && val !== 'none') dd.className = 'flag-text';
+    dl.append(dt, dd);
+  }
+  return dl;
+}
+
+function el<K extends keyof HTMLElementTagNameMap>(doc: Document, tag: K, cls: string, text?: string) {
+  const e = doc.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+/** The file's findings per rule, with navigation to the records that have them. */
+export function renderFileFindings(doc: Document, m: RolloutModel, h: RolloutHandlers): HTMLElement {
+  const box = el(doc, 'section', 'rollout-file');
+  const s = m.summary;
+  const total = s.rules.reduce((a, r) => a + r.findings, 0);
+  const withFindings = s.findingsPerRecord.filter((n) => n > 0).length;
+  box.appendChild(
+    el(doc, 'h2', '', `Findings in the file: ${total} in ${withFindings} of ${s.records} records`),
+  );
+  const nav = el(doc, 'div', 'controls');
+  const button = (id: string, label: string, direction: -1 | 1, rule: string | null) => {
+    const b = el(doc, 'button', 'link-button', label);
+    b.id = id;
+    b.addEventListener('click', () => h.onNavigate?.(direction, rule));
+    return b;
+  };
+  if (withFindings)
+    nav.append(
+      button('prev-finding', '◀ previous sample with findings', -1, null),
+      button('next-finding', 'next sample with findings ▶', 1, null),
+    );
+  box.appendChild(nav);
+  if (s.rules.length) {
+    const table = el(doc, 'table', 'rule-table');
+    const head = el(doc, 'tr', '');
+    for (const t of ['rule', 'findings', 'samples', 'what it means', 'seen in', ''])
+      head.appendChild(el(doc, 'th', '', t));
+    table.appendChild(el(doc, 'thead', '')).appendChild(head);
+    const body = el(doc, 'tbody', '');
+    for (const r of s.rules) {
+      const tr = el(doc, 'tr', `rule-row rule-${r.rule}`);
+      tr.dataset.rule = r.rule;
+      for (const c of [r.rule, String(r.findings), String(r.samples), r.summary, r.from])
+        tr.appendChild(el(doc, 'td', '', c));
+      const td = el(doc, 'td', '');
+      td.appendChild(button(`next-${r.rule}`, 'next ▶', 1, r.rule));
+      tr.appendChild(td);
+      body.appendChild(tr);
+    }
+    table.appendChild(body);
+    box.appendChild(table);
+  } else
+    box.appendChild(
+      el(doc, 'p', 'verdict good', 'No findings: the loss mask trains exactly what the policy generated.'),
+    );
+  for (const n of s.notes) box.appendChild(el(doc, 'p', 'status warn', n));
+  if (s.rejections.length)
+    box.appendChild(
+      el(doc, 'p', 'status warn', `${s.rejections.length} line(s) could not be read: ${s.rejections[0]}`),
+    );
+  return box;
+}
+
+/** This sample's findings, each a link to its first token. */
+export function renderSampleFindings(
+  doc: Document,
+  v: RolloutView,
+  onToken: (i: number) => void,
+): HTMLElement {
+  const box = el(doc, 'section', 'sample-findings');
+  box.appendChild(
+    el(doc, 'h2', '', `This sample: ${v.findings.length} finding${v.findings.length === 1 ? '' : 's'}`),
+  );
+  if (!v.findings.length) {
+    box.appendChild(el(doc, 'p', 'verdict good', 'No findings in this sample.'));
+    return box;
+  }
+  const list = el(doc, 'ul', 'finding-list');
+  for (const f of v.findings) {
+    const li = el(doc, 'li', `finding rule-${f.rule}`);
+    const name = el(doc, 'strong', 'rule-name', f.rule);
+    li.append(name, doc.createTextNode(`: ${f.message}`));
+    const first = f.positions.map((p) => p - v.offset).find((i) => i >= 0 && i < v.ids.length);
+    if (first !== undefined) {
+      const go = el(doc, 'button', 'link-button', 'show');
+      go.addEventListener('click', () => onToken(first));
+      li.appendChild(go);
+    }
+    list.appendChild(li);
+  }
+  box.appendChild(list);
+  return box;
+}
+
+/** The legend of the rollout strip. */
+function renderRolloutLegend(doc: Document): HTMLElement {
+  const legend = el(doc, 'div', 'legend');
+  legend.setAttribute('aria-label', 'legend');
+  const item = (cls: string, label: string) => {
+    const it = el(doc, 'span', 'legend-item');
+    const sw = el(doc, 'span', `swatch ${cls}`, 'ab');
+    it.append(sw, el(doc, 'span', '', label));
+    legend.appendChild(it);
+  };
+  for (const o of OWNER_NAMES) item(`chip owner-${o}`, OWNER_HELP[o]);
+  item('chip mark-masked', 'loss mask = 1 (trained)');
+  item('chip mark-flag', 'a lint finding on this token');
+  return legend;
+}
+
+/** The whole rollout page. */
+export function renderRolloutPage(
+  doc: Document,
+  m: RolloutModel,
+  h: RolloutHandlers,
+  onToken: (i: number) => void,
+): HTMLElement {
+  const root = el(doc, 'div', 'inspector rollout');
+  const v = m.view;
+  const header = el(doc, 'header', '');
+  header.appendChild(el(doc, 'h1', '', m.title));
+  const trained = v.lossMask.reduce((a, b) => a + b, 0);
+  const info = [
+    `${m.summary.format} · record ${v.record + 1} of ${m.summary.records}`,
+    v.part ? v.part : null,
+    m.samples > 1 ? `sample ${m.sample + 1} of ${m.samples}` : null,
+    `${v.ids.length} tokens, ${trained} trained`,
+    v.reward !== null ? `reward ${v.reward.toFixed(3)}` : null,
+    v.step !== null ? `step ${v.step}` : null,
+  ].filter(Boolean);
+  header.appendChild(el(doc, 'p', 'info', info.join(' · ')));
+  header.appendChild(
+    el(
+      doc,
+      'p',
+      'backend',
+      `tokenizer: ${m.summary.tokenizer ?? 'none (ids only)'} · owners from ${v.ownerSource === 'template' ? "the chat template's markers" : v.ownerSource === 'file' ? 'the file' : 'the mask alone'}`,
+    ),
+  );
+  root.appendChild(header);
+  const flags = new Map([...findingsByToken(v)].map(([i, rules]) => [i, rules.join(', ')]));
+  const stripBox = el(doc, 'section', 'strip-box');
+  stripBox.appendChild(el(doc, 'h2', '', 'Token strip'));
+  stripBox.appendChild(renderTokenStrip(doc, stripEpisodeOf(v), null, { flags }));
+  const detail = el(doc, 'aside', 'detail-box');
+  detail.setAttribute('aria-live', 'polite');
+  detail.appendChild(renderRolloutDetail(doc, v, 0));
+  root.append(
+    stripBox,
+    detail,
+    renderSampleFindings(doc, v, onToken),
+    renderFileFindings(doc, m, h),
+    renderRolloutLegend(doc),
+  );
+  return root;
+}

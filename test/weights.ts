@@ -1,5 +1,5 @@
 /** Weight comparisons for tests that check two updates agree. */
-import type { TinyAgent } from '../../src/core/index.js';
+import type { TinyAgent } from '../src/core/index.js';
 
 /** The model's weights, as plain arrays (one per variable). */
 export function weightsOf(model: TinyAgent): number[][] {

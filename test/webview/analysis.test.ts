@@ -7,7 +7,6 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { parseHTML } from 'linkedom';
 import {
-  buildTokenizer,
   callSpans,
   callTable,
   makeEnv,
@@ -28,8 +27,8 @@ import { CREDIT_SERIES, renderCreditBars } from '../../webview/credit.js';
 import { renderInspector } from '../../webview/page.js';
 import { heatBucket, renderTokenStrip, tokenDetail } from '../../webview/strip.js';
 import { episodeCalls, stripView, type ViewModel } from '../../webview/view-model.js';
+import { tok } from '../fixtures.js';
 
-const tok = buildTokenizer(makeTasks('all'));
 const doc = () => parseHTML('<!doctype html><html><body></body></html>').document as unknown as Document;
 
 /** A 4-call episode: read, test, edit, submit (an oracle that also tests). */

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import { parseHTML } from 'linkedom';
 import {
-  buildTokenizer,
   makeEnv,
   makeTasks,
   malformed,
@@ -22,8 +21,8 @@ import { renderMaskTable } from '../../webview/mask-debugger.js';
 import { renderInspector } from '../../webview/page.js';
 import { countChips, renderTokenStrip, tokenDetail } from '../../webview/strip.js';
 import type { ViewModel } from '../../webview/view-model.js';
+import { tok } from '../fixtures.js';
 
-const tok = buildTokenizer(makeTasks('all'));
 const episodes: TrajectoryJSON[] = [oracle, uninformed, malformed].map((p, k) =>
   toTrajectoryJSON(
     runScripted(

@@ -6,9 +6,8 @@ import {
   describeContextPolicy,
   MAX_VIEW_TOKENS,
   parseContextPolicy,
-} from '../../src/core/context/policy.js';
+} from '../../../src/core/context/policy.js';
 import {
-  buildTokenizer,
   CONTEXT_LENGTH,
   Episode,
   inferOp,
@@ -22,10 +21,10 @@ import {
   type ScriptedPolicy,
   type Trajectory,
   uninformed,
-} from '../../src/core/index.js';
+} from '../../../src/core/index.js';
+import { tok } from '../../fixtures.js';
 
 const tasks = makeTasks('train');
-const tok = buildTokenizer(makeTasks('all'));
 const call = (...inner: string[]) => `<call> ${inner.join(' ')} </call>`;
 
 /** Uninformed episodes with long budgets (some are long enough to end truncated). */

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
-  buildTokenizer,
   collate,
   type EpisodeInfo,
   fromTrajectoryJSON,
@@ -16,10 +15,10 @@ import {
   toTrajectoryJSON,
   uninformed,
   validateTrajectoryJSON,
-} from '../../src/core/index.js';
+} from '../../../src/core/index.js';
+import { tok } from '../../fixtures.js';
 
 const tasks = makeTasks('train');
-const tok = buildTokenizer(makeTasks('all'));
 
 function sample(n: number, seed: number) {
   const rng = new Rng(seed);

@@ -31,7 +31,7 @@ import {
   type Task,
   templateNames,
   uninformed,
-} from '../../src/core/index.js';
+} from '../../../src/core/index.js';
 
 const all = makeTasks('all');
 const tok = buildTokenizer(all);
@@ -156,7 +156,7 @@ describe('tokenizer', () => {
     assert.ok(buildTokenizer(makeTasks('all')).sameAs(tok));
     const back = JSON.parse(JSON.stringify(tok.toJSON()));
     assert.ok(
-      tok.sameAs((tok.constructor as typeof import('../../src/core/index.js').Tokenizer).fromJSON(back)),
+      tok.sameAs((tok.constructor as typeof import('../../../src/core/index.js').Tokenizer).fromJSON(back)),
     );
   });
 });
@@ -271,12 +271,12 @@ describe('rewards', () => {
   ];
   for (const [name, opts, info, want] of cases)
     it(name, async () => {
-      const { rewardOf } = await import('../../src/core/index.js');
+      const { rewardOf } = await import('../../../src/core/index.js');
       assert.ok(Math.abs(rewardOf(makeReward('hidden', opts), { ...base, ...info }) - want) < 1e-12);
     });
 
   it('rejects a reward option with a typo, naming it', async () => {
-    const { validateReward } = await import('../../src/core/index.js');
+    const { validateReward } = await import('../../../src/core/index.js');
     assert.throws(
       () => validateReward({ kind: 'hidden', stepPenallty: 0.1 }),
       /reward\.stepPenallty: unknown key "stepPenallty" \(did you mean "stepPenalty"\?\)/,

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { capObservation } from '../../src/core/gym/env.js';
-import { EarlyStopEnv, MixedTurnEnv } from '../../src/core/gym/variants.js';
+import { capObservation } from '../../../src/core/gym/env.js';
+import { EarlyStopEnv, MixedTurnEnv } from '../../../src/core/gym/variants.js';
 import {
-  buildTokenizer,
   CONTEXT_LENGTH,
   compactSource,
   EditBudgetEnv,
@@ -21,10 +20,10 @@ import {
   singleTurn,
   type Task,
   uninformed,
-} from '../../src/core/index.js';
+} from '../../../src/core/index.js';
+import { tok } from '../../fixtures.js';
 
 const tasks = makeTasks('train');
-const tok = buildTokenizer(makeTasks('all'));
 const call = (...inner: string[]) => `<call> ${inner.join(' ')} </call>`;
 const task = tasks[0];
 const wrongOp = OPS.find((o) => o !== task.kind)!;

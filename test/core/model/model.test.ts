@@ -5,7 +5,6 @@ import * as path from 'node:path';
 import { before, describe, it } from 'node:test';
 import * as tf from '@tensorflow/tfjs-core';
 import {
-  buildTokenizer,
   CheckpointError,
   collate,
   contextRolloutBatch,
@@ -30,11 +29,11 @@ import {
   sequenceLogProbs,
   TinyAgent,
   Tokenizer,
-} from '../../src/core/index.js';
-import { baseCheckpointDir } from '../../src/core/paths.js';
-import { weightGap, weightsOf } from './weights.js';
+} from '../../../src/core/index.js';
+import { baseCheckpointDir } from '../../../src/core/paths.js';
+import { tok } from '../../fixtures.js';
+import { weightGap, weightsOf } from '../../weights.js';
 
-const tok = buildTokenizer(makeTasks('all'));
 const train = makeTasks('train');
 
 function batchTasks(n: number, seed: number) {

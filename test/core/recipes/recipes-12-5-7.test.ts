@@ -7,9 +7,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { longReader } from '../../src/core/gym/scripted.js';
+import { longReader } from '../../../src/core/gym/scripted.js';
 import {
-  buildTokenizer,
   callTexts,
   type EpisodeInfo,
   initBackend,
@@ -26,9 +25,9 @@ import {
   runScripted,
   type ScriptedPolicy,
   type Trajectory,
-} from '../../src/core/index.js';
-import { editAfterRead } from '../../src/core/recipes/ex-summarize.js';
-import { type RecipeResult, runRecipe, type Table } from '../../src/core/recipes/index.js';
+} from '../../../src/core/index.js';
+import { editAfterRead } from '../../../src/core/recipes/ex-summarize.js';
+import { type RecipeResult, runRecipe, type Table } from '../../../src/core/recipes/index.js';
 import {
   errorStats,
   invalidPerTurn,
@@ -36,14 +35,13 @@ import {
   passByFormat,
   stepWindows,
   windowMeansOf,
-} from '../../src/core/recipes/policy-arms.js';
-import { everyFifth, submitDip, submitEvidence } from '../../src/core/recipes/s12-7-never-submit.js';
-import { submitAtOnceCheck } from '../../src/core/recipes/s12-7-submit-at-once.js';
-import { advantageSignal } from '../../src/core/recipes/s12-7-truncation.js';
-import type { StepRecord } from '../../src/core/rl/train.js';
-import { endedOnLimit, maskedTruncation } from '../../src/core/rl/truncation.js';
-
-const tok = buildTokenizer(makeTasks('all'));
+} from '../../../src/core/recipes/policy-arms.js';
+import { everyFifth, submitDip, submitEvidence } from '../../../src/core/recipes/s12-7-never-submit.js';
+import { submitAtOnceCheck } from '../../../src/core/recipes/s12-7-submit-at-once.js';
+import { advantageSignal } from '../../../src/core/recipes/s12-7-truncation.js';
+import type { StepRecord } from '../../../src/core/rl/train.js';
+import { endedOnLimit, maskedTruncation } from '../../../src/core/rl/truncation.js';
+import { tok } from '../../fixtures.js';
 
 function info(o: Partial<EpisodeInfo> = {}): EpisodeInfo {
   return {

@@ -3,8 +3,13 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { before, describe, it } from 'node:test';
-import { initBackend } from '../../src/core/index.js';
-import { aggregateTables, formatAggregated, formatTable, runRecipe } from '../../src/core/recipes/index.js';
+import { initBackend } from '../../../src/core/index.js';
+import {
+  aggregateTables,
+  formatAggregated,
+  formatTable,
+  runRecipe,
+} from '../../../src/core/recipes/index.js';
 
 const runsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'el-recipes-'));
 

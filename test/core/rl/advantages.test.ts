@@ -2,9 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
-import { EarlyStopEnv } from '../../src/core/gym/variants.js';
+import { EarlyStopEnv } from '../../../src/core/gym/variants.js';
 import {
-  buildTokenizer,
   collate,
   makeEnv,
   makeReward,
@@ -18,7 +17,7 @@ import {
   runScripted,
   type Trajectory,
   uninformed,
-} from '../../src/core/index.js';
+} from '../../../src/core/index.js';
 import {
   bootstrappedTruncationReturns,
   callSpans,
@@ -35,11 +34,11 @@ import {
   returnsToGo,
   turnAdvantages,
   turnGae,
-} from '../../src/core/rl/advantages.js';
-import { valueLoss } from '../../src/core/rl/value-loss.js';
+} from '../../../src/core/rl/advantages.js';
+import { valueLoss } from '../../../src/core/rl/value-loss.js';
+import { tok } from '../../fixtures.js';
 
 const tasks = makeTasks('train');
-const tok = buildTokenizer(makeTasks('all'));
 
 const close = (a: number, b: number, tol = 1e-9, what = '') =>
   assert.ok(Math.abs(a - b) <= tol, `${what} expected ${b}, got ${a} (|diff| ${Math.abs(a - b)})`);

@@ -19,7 +19,7 @@ import {
   TinyAgent,
 } from '../../../src/core/index.js';
 import { tok, train } from '../../fixtures.js';
-import { weightGap, weightsOf } from '../weights.js';
+import { weightGap, weightsOf } from '../../weights.js';
 
 before(async () => {
   await initBackend('cpu');

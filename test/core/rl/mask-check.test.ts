@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import * as tf from '@tensorflow/tfjs-core';
 import {
-  buildTokenizer,
   makeEnv,
   makeTasks,
   malformed,
@@ -13,11 +12,11 @@ import {
   runScripted,
   type Trajectory,
   uninformed,
-} from '../../src/core/index.js';
-import { injectMaskBug, lastCallStart, MASK_BUGS, maskCheck } from '../../src/core/rl/mask-check.js';
-import { initBackend } from '../../src/core/tf/backend.js';
+} from '../../../src/core/index.js';
+import { injectMaskBug, lastCallStart, MASK_BUGS, maskCheck } from '../../../src/core/rl/mask-check.js';
+import { initBackend } from '../../../src/core/tf/backend.js';
+import { tok } from '../../fixtures.js';
 
-const tok = buildTokenizer(makeTasks('all'));
 const episodes: Trajectory[] = [oracle, uninformed, malformed].map((p, k) =>
   runScripted(
     p,

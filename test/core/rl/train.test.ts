@@ -7,7 +7,6 @@ import * as tf from '@tensorflow/tfjs-core';
 import {
   baseCheckpointDir,
   behaviorStats,
-  buildTokenizer,
   ConfigError,
   collate,
   contextRolloutBatch,
@@ -23,11 +22,11 @@ import {
   rlUpdate,
   type Trajectory,
   trainRun,
-} from '../../src/core/index.js';
-import { recipe121Mask } from '../../src/core/recipes/s12-1.js';
-import { weightGap, weightsOf } from './weights.js';
+} from '../../../src/core/index.js';
+import { recipe121Mask } from '../../../src/core/recipes/s12-1.js';
+import { tok } from '../../fixtures.js';
+import { weightGap, weightsOf } from '../../weights.js';
 
-const tok = buildTokenizer(makeTasks('all'));
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'el-train-'));
 /** A small but real configuration: 2 tasks x 4 episodes per step. */
 const small = (over: Record<string, unknown> = {}) =>

@@ -21,6 +21,7 @@ import {
   randomizeNames,
   runScripted,
   toTrajectoryJSON,
+  turnGae,
   uninformed,
 } from '../src/core/index.js';
 import { appendEpisodes, appendHistory, createRun } from '../src/core/runs/run-files.js';
@@ -137,7 +138,13 @@ async function main(): Promise<void> {
   const P = ep.actionMask.length;
   const values = Array.from({ length: P }, (_, i) => i / P);
   const credit: CreditResult = {
-    calls: callTable(ep, values, values, values, values, 0.5, tok),
+    calls: callTable(
+      ep,
+      turnGae([values], [values], [ep.actionMask], [ep.turn.slice(1)]).rows[0],
+      values,
+      0.5,
+      tok,
+    ),
     hasCritic: true,
     note: '',
     tokenAdvantages: values,

@@ -25,6 +25,7 @@ import {
   perCallRewards,
   perCallRewardsOf,
   turnAdvantages,
+  turnGae,
 } from '../core/rl/advantages.js';
 import { DEFAULT_RL_CONFIG, envOptions, makeRLConfig, type RLConfig } from '../core/rl/config.js';
 import { criticValues } from '../core/rl/critic.js';
@@ -141,8 +142,8 @@ export function creditTableJob(job: CreditTableJob, tok: Tokenizer): CreditResul
     notes.push('this episode has no stored outcome advantage (it was not sampled in a training step)');
   if (values) {
     const advTok = gaeAdvantages([rewards], [values], mask, gamma, lam).advantages[0];
-    const advTurn = turnAdvantages([rewards], [values], mask, turnIds, gamma, lam)[0];
-    const calls = callTable(traj, rewards, values, advTok, advTurn, outcomeAdv, tok, gamma);
+    const turn = turnGae([rewards], [values], mask, turnIds, gamma, lam).rows[0];
+    const calls = callTable(traj, turn, advTok, outcomeAdv, tok);
     notes.unshift(
       `critic ${job.critic}; per-call rewards with step penalty ${stepPenalty}; GAE with gamma ${gamma}, lambda ${lam} (not whitened)`,
     );
@@ -160,7 +161,8 @@ export function creditTableJob(job: CreditTableJob, tok: Tokenizer): CreditResul
   }
   // No critic: values, TD errors and the GAE advantages do not exist; the outcome advantage does.
   const zeros = ep.actionMask.map(() => 0);
-  const calls = callTable(traj, rewards, zeros, zeros, zeros, outcomeAdv, tok, gamma).map((r) => ({
+  const turn = turnGae([rewards], [zeros], mask, turnIds, gamma, lam).rows[0];
+  const calls = callTable(traj, turn, zeros, outcomeAdv, tok).map((r) => ({
     ...r,
     valueStart: 0,
     valueNext: 0,

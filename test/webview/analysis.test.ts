@@ -18,6 +18,7 @@ import {
   runScripted,
   type TrajectoryJSON,
   toTrajectoryJSON,
+  turnGae,
 } from '../../src/core/index.js';
 import type { CreditResult } from '../../src/protocol/trainer.js';
 import type { RunSeries } from '../../src/protocol/webview.js';
@@ -58,7 +59,8 @@ function credit(hasCritic: boolean): CreditResult {
   rewards[spans.at(-1)![1]] += 1;
   const values = Array.from({ length: P }, (_, i) => 0.1 + i / (2 * P));
   const adv = values.map((v, i) => (ep.actionMask[i] ? 0.3 - v : 0));
-  const calls = callTable(ep, rewards, values, adv, adv, 0.7, tok);
+  const turn = turnGae([rewards], [values], [ep.actionMask], [ep.turn.slice(1)], 1, 1).rows[0];
+  const calls = callTable(ep, turn, adv, 0.7, tok);
   return {
     calls,
     hasCritic,

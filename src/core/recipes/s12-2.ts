@@ -17,6 +17,7 @@ import {
   perCallRewards,
   returnsToGo,
   turnAdvantages,
+  turnGae,
 } from '../rl/advantages.js';
 import { makeRLConfig } from '../rl/config.js';
 import { type CreditState, creditAdvantages, criticValuesOf, warmCritic } from '../rl/critic.js';
@@ -41,8 +42,8 @@ export function creditOfEpisode(
   const rewards = perCallRewards([traj], mask, stepPenalty);
   const values = criticValuesOf(critic, batch);
   const tokAdv = gaeAdvantages(rewards, values, mask, 1, lam).advantages;
-  const turnAdv = turnAdvantages(rewards, values, mask, batch.turnIds, 1, lam);
-  const rows = callTable(traj, rewards[0], values[0], tokAdv[0], turnAdv[0], outcomeAdvantage, ctx.tok);
+  const turn = turnGae(rewards, values, mask, batch.turnIds, 1, lam).rows[0];
+  const rows = callTable(traj, turn, tokAdv[0], outcomeAdvantage, ctx.tok);
   return { rows, explainedVariance: explainedVariance(values, returnsToGo(rewards, mask), mask) };
 }
 

@@ -461,46 +461,36 @@ export interface CallRow {
 }
 
 /**
- * The per-call table of one episode (figure 12.1): rows [T-1] (or longer, padded) of token rewards,
- * values, token-GAE and turn-GAE advantages, and the episode's outcome advantage -> one row per call.
+ * The per-call table of one episode (figure 12.1), from its turn-level GAE (`turnGae`'s row: r_k,
+ * V(s_k), V(s_{k+1}), delta_k, A_k per call and the call's positions), its token-level advantages
+ * [T-1] and its outcome advantage -> one row per call.
  */
 export function callTable(
   traj: Pick<Trajectory, 'ids' | 'actionMask'>,
-  rewards: readonly number[],
-  values: readonly number[],
+  turn: TurnGaeRow,
   advTok: readonly number[],
-  advTurn: readonly number[],
   advOutcome: number,
   tok: Pick<Tokenizer, 'decode'>,
-  gamma = 1,
 ): CallRow[] {
   const n = traj.actionMask.length;
-  for (const [name, row] of [
-    ['rewards', rewards],
-    ['values', values],
-    ['advTok', advTok],
-    ['advTurn', advTurn],
-  ] as const)
-    if (row.length < n) throw new Error(`callTable: ${name} has ${row.length} entries, the episode ${n}`);
-  const spans = callSpans(traj.actionMask);
-  const valueStart = spans.map(([s]) => values[s]);
-  return spans.map(([start, end], k) => {
-    const reward = sumRange(rewards, start, end);
-    const valueNext = k + 1 < spans.length ? valueStart[k + 1] : 0;
-    const callAdv = advTok.slice(start, end + 1);
+  if (advTok.length < n) throw new Error(`callTable: advTok has ${advTok.length} entries, the episode ${n}`);
+  return turn.positions.map((ps, k) => {
+    const start = ps[0];
+    const end = ps[ps.length - 1];
+    const callAdv = ps.map((p) => advTok[p]);
     return {
       k,
       text: tok.decode(traj.ids.slice(start + 1, end + 2)), // predicted positions start..end hold tokens start+1..end+1
       start,
       end,
-      reward,
-      valueStart: valueStart[k],
-      valueNext,
-      tdError: reward + gamma * valueNext - valueStart[k],
+      reward: turn.reward[k],
+      valueStart: turn.valueStart[k],
+      valueNext: turn.valueNext[k],
+      tdError: turn.tdError[k],
       advOutcome,
       advToken: callAdv.reduce((s, x) => s + x, 0) / callAdv.length,
       advTokenSpread: Math.max(...callAdv) - Math.min(...callAdv),
-      advTurn: advTurn[start],
+      advTurn: turn.advantage[k],
     };
   });
 }

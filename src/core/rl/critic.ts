@@ -124,7 +124,7 @@ export function criticStep(
     const g = acc;
     tf.tidy(() => {
       if (o.maxGradNorm != null) clipGradients(g, o.maxGradNorm);
-      opt.applyGradients(g as unknown as Record<string, tf.Variable>);
+      opt.applyGradients(g);
     });
     tf.dispose(Object.values(g));
   }

@@ -215,7 +215,7 @@ export function rlUpdate(
           return Number.NaN;
         }
         const norm = clipGradients(grads, cfg.maxGradNorm);
-        opt.applyGradients(grads as unknown as Record<string, tf.Variable>);
+        opt.applyGradients(grads);
         return norm;
       });
       stats.clip_frac += diag.clipped;

@@ -512,7 +512,8 @@ describe('callTable (figure 12.1)', () => {
     const values = [mask[0].map((_, i) => 0.01 * i)];
     const tokAdv = gaeAdvantages(rewards, values, mask, 1, 0.95).advantages;
     const turnAdv = turnAdvantages(rewards, values, mask, batch.turnIds, 1, 0.95);
-    const rows = callTable(t, rewards[0], values[0], tokAdv[0], turnAdv[0], 0.42, tok);
+    const turn = turnGae(rewards, values, mask, batch.turnIds, 1, 0.95).rows[0];
+    const rows = callTable(t, turn, tokAdv[0], 0.42, tok);
     assert.deepEqual(
       rows.map((r) => r.text),
       ['<call> read </call>', `<call> edit ${tasks[2].kind} </call>`, '<call> submit </call>'],

@@ -106,7 +106,7 @@ export class Inspector implements vscode.Disposable {
       const panel = vscode.window.createWebviewPanel(
         INSPECTOR_VIEW_TYPE,
         'Episode Inspector',
-        { viewColumn: vscode.ViewColumn.Active, preserveFocus: false },
+        { viewColumn: vscode.ViewColumn.Beside, preserveFocus: false },
         panelOptions(this.extensionUri),
       );
       this.attach(panel);

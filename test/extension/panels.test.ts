@@ -1,0 +1,285 @@
+/**
+ * The extension's panels and commands against a stand-in `vscode` and a fake trainer: what they
+ * post, what they start, what they drop.
+ */
+import assert from 'node:assert/strict';
+import * as path from 'node:path';
+import { before, beforeEach, describe, it } from 'node:test';
+import { makeEnv, oracle, Rng, randomizeNames, runScripted, toTrajectoryJSON } from '../../src/core/index.js';
+import type { RolloutFileSummary, RolloutView } from '../../src/core/rollouts/view.js';
+import type { Job } from '../../src/protocol/trainer.js';
+import { tok, train } from '../fixtures.js';
+import { type FakePanel, installVscodeStub, resetStub, state, Uri } from './vscode-stub.js';
+
+installVscodeStub();
+
+type Ext = {
+  Inspector: typeof import('../../src/extension/inspector.js').Inspector;
+  Dashboard: typeof import('../../src/extension/dashboard.js').Dashboard;
+  Commands: typeof import('../../src/extension/commands.js').Commands;
+  RunTreeProvider: typeof import('../../src/extension/run-tree.js').RunTreeProvider;
+};
+let ext: Ext;
+
+before(async () => {
+  ext = {
+    Inspector: (await import('../../src/extension/inspector.js')).Inspector,
+    Dashboard: (await import('../../src/extension/dashboard.js')).Dashboard,
+    Commands: (await import('../../src/extension/commands.js')).Commands,
+    RunTreeProvider: (await import('../../src/extension/run-tree.js')).RunTreeProvider,
+  };
+});
+
+/** A trainer that answers each job kind with a function of the job (or fails with its error). */
+function fakeTrainer(answers: Partial<Record<Job['kind'], (job: Job) => unknown>>) {
+  const started: Job[] = [];
+  const trainer = {
+    backend: 'cpu (fake)',
+    jobs: ['maskCheck', 'creditTable', 'rerun', 'evalContext', 'retrain', 'rolloutOpen', 'rolloutSample'],
+    async ensureStarted() {},
+    async start(job: Job) {
+      started.push(job);
+      const f = answers[job.kind];
+      const result = f
+        ? Promise.resolve().then(() => f(job))
+        : Promise.reject(new Error(`no ${job.kind} here`));
+      result.catch(() => {});
+      return { id: `job-${started.length}`, result };
+    },
+    cancel() {},
+  };
+  return { trainer, started };
+}
+
+const episode = toTrajectoryJSON(
+  runScripted(oracle, makeEnv(), randomizeNames(train[1], new Rng(1)), tok, new Rng(2)),
+  tok,
+  { step: 0, index: 0 },
+);
+const extensionUri = Uri.file('/ext') as never;
+const tick = () => new Promise((r) => setTimeout(r, 5));
+const postedOf = (p: FakePanel, type: string) =>
+  p.posted.filter((m) => (m as { type: string }).type === type);
+
+function summary(): RolloutFileSummary {
+  return {
+    file: '/data/train_data_step1.jsonl',
+    format: 'nemo-rl',
+    records: 4,
+    offsets: [0, 10, 20, 30],
+    lengths: [9, 9, 9, 9],
+    findingsPerRecord: [0, 2, 0, 1],
+    rules: [{ rule: 'mask-on-tool', findings: 3, samples: 2, summary: 's', from: 'f', records: [1, 3] }],
+    rejections: [],
+    tokenizer: '/tok',
+    ownerSources: ['template'],
+    notes: [],
+    cancelled: false,
+  };
+}
+
+function view(record: number): RolloutView {
+  return {
+    record,
+    part: null,
+    offset: 0,
+    tokens: ['a', 'b'],
+    ids: [1, 2],
+    owner: [1, 2],
+    turn: [0, 0],
+    lossMask: [0, 1],
+    samplerLogprobs: null,
+    trainerLogprobs: null,
+    advantages: null,
+    reward: 1,
+    step: null,
+    group: null,
+    findings: [],
+    ownerSource: 'template',
+    roles: ['user'],
+  };
+}
+
+describe('the inspector panel', () => {
+  beforeEach(() => resetStub());
+
+  it('opens beside the editor with a strict CSP whose nonce is the script tag’s', () => {
+    const { trainer } = fakeTrainer({});
+    const logs: string[] = [];
+    const ins = new ext.Inspector(extensionUri, trainer as never, (l) => logs.push(l), {
+      runsRoot: () => undefined,
+      openDashboard: () => {},
+      runChanged: () => {},
+    });
+    ins.show(episode, 'an episode');
+    assert.equal(state.panels.length, 1);
+    const p = state.panels[0];
+    assert.deepEqual((p.showOptions as { viewColumn: number }).viewColumn, -2, 'ViewColumn.Beside');
+    const html = p.webview.html;
+    const csp = /script-src 'nonce-([0-9a-f]{32})'/.exec(html);
+    assert.ok(csp, 'the CSP allows scripts by nonce only');
+    assert.match(html, new RegExp(`<script nonce="${csp[1]}" src=`));
+    assert.doesNotMatch(html, /unsafe-inline|unsafe-eval/);
+    ins.show(episode, 'another');
+    assert.equal(state.panels.length, 1, 'one inspector: the second episode reuses it');
+  });
+
+  it('answers ready with the episode, drops a malformed request, runs the mask check in the trainer', async () => {
+    const { trainer, started } = fakeTrainer({
+      maskCheck: () => ({ bug: 'tool', totalFlags: 3 }),
+    });
+    const logs: string[] = [];
+    const ins = new ext.Inspector(extensionUri, trainer as never, (l) => logs.push(l), {
+      runsRoot: () => undefined,
+      openDashboard: () => {},
+      runChanged: () => {},
+    });
+    ins.show(episode, 'ep');
+    const p = state.panels[0];
+    p.send({ type: 'ready' });
+    await tick();
+    const shown = postedOf(p, 'show') as { episode: { ids: number[] } }[];
+    assert.ok(shown.length >= 1);
+    for (const m of shown) assert.deepEqual(m.episode.ids, episode.ids);
+    p.send({ type: 'maskCheck', requestId: -1, bug: 'rm -rf' });
+    await tick();
+    assert.equal(started.length, 0, 'a malformed request starts nothing');
+    assert.ok(logs.some((l) => /dropped a malformed message/.test(l)));
+    p.send({ type: 'maskCheck', requestId: 7, bug: 'tool' });
+    await tick();
+    assert.equal(started.length, 1);
+    assert.equal(started[0].kind, 'maskCheck');
+    const result = postedOf(p, 'maskResult') as { requestId: number }[];
+    assert.equal(result[0].requestId, 7);
+  });
+
+  it('a failing analysis comes back as a jobError for its request', async () => {
+    const { trainer } = fakeTrainer({});
+    const ins = new ext.Inspector(extensionUri, trainer as never, () => {}, {
+      runsRoot: () => undefined,
+      openDashboard: () => {},
+      runChanged: () => {},
+    });
+    ins.show(episode, 'ep');
+    const p = state.panels[0];
+    p.send({ type: 'credit', requestId: 3 });
+    await tick();
+    const errors = postedOf(p, 'jobError') as { requestId: number; op: string; message: string }[];
+    assert.equal(errors.length, 1);
+    assert.deepEqual([errors[0].requestId, errors[0].op], [3, 'credit']);
+    assert.match(errors[0].message, /no creditTable here/);
+  });
+
+  it('shows a rollout record by its byte range and moves to the next record with findings', async () => {
+    const { trainer, started } = fakeTrainer({
+      rolloutSample: (job) => ({ views: [view((job as { record: number }).record)] }),
+    });
+    const ins = new ext.Inspector(extensionUri, trainer as never, () => {}, {
+      runsRoot: () => undefined,
+      openDashboard: () => {},
+      runChanged: () => {},
+    });
+    const s = summary();
+    await ins.showRollout({ file: s.file, tokenizer: null }, s, 1);
+    const p = state.panels[0];
+    p.send({ type: 'ready' });
+    await tick();
+    assert.deepEqual(started[0], {
+      kind: 'rolloutSample',
+      file: s.file,
+      tokenizer: null,
+      format: 'nemo-rl',
+      record: 1,
+      offset: 10,
+      bytes: 9,
+    });
+    assert.equal((postedOf(p, 'showRollout')[0] as { view: RolloutView }).view.record, 1);
+    p.send({ type: 'rolloutNav', direction: 1, rule: null });
+    await tick();
+    assert.equal((started[1] as { record: number }).record, 3, 'record 2 has no findings: skipped');
+    p.send({ type: 'rolloutNav', direction: 1, rule: null });
+    await tick();
+    assert.equal(started.length, 2, 'no later record with findings: nothing started');
+    assert.match(state.info[0], /no later sample with findings/);
+  });
+});
+
+describe('the dashboard panel', () => {
+  beforeEach(() => resetStub());
+
+  it('saves an exported SVG where the user says, and refuses one that carries a script', async () => {
+    const tree = new ext.RunTreeProvider(() => undefined);
+    const d = new ext.Dashboard(extensionUri, tree, () => {});
+    d.show([]);
+    const p = state.panels[0];
+    state.saveDialog.push(Uri.file('/out/plot.svg'));
+    p.send({ type: 'exportSvg', name: 'plot', svg: '<svg xmlns="http://www.w3.org/2000/svg"><path/></svg>' });
+    await tick();
+    assert.match(state.written.get('/out/plot.svg') ?? '', /^<\?xml version="1\.0"[\s\S]*<svg/);
+    assert.equal(postedOf(p, 'exported').length, 1);
+    state.saveDialog.push(Uri.file('/out/bad.svg'));
+    p.send({ type: 'exportSvg', name: 'bad', svg: '<svg onload="alert(1)"></svg>' });
+    await tick();
+    assert.equal(state.written.has('/out/bad.svg'), false);
+  });
+});
+
+describe('the Open Rollout File command', () => {
+  beforeEach(() => resetStub());
+
+  it('reads the file in the trainer, lists it in the explorer, shows its first record with findings', async () => {
+    const s = summary();
+    const { trainer, started } = fakeTrainer({
+      rolloutOpen: () => s,
+      rolloutSample: (job) => ({ views: [view((job as { record: number }).record)] }),
+    });
+    const tree = new ext.RunTreeProvider(() => undefined);
+    const ins = new ext.Inspector(extensionUri, trainer as never, () => {}, {
+      runsRoot: () => undefined,
+      openDashboard: () => {},
+      runChanged: () => {},
+    });
+    const d = new ext.Dashboard(extensionUri, tree, () => {});
+    const lines: string[] = [];
+    const cmds = new ext.Commands(trainer as never, tree, { reveal: async () => {} } as never, ins, d, {
+      appendLine: (l: string) => lines.push(l),
+    } as never);
+    state.config.tokenizer = '/models/qwen3';
+    await cmds.openRolloutFile(Uri.file(s.file) as never);
+    assert.deepEqual(started[0], {
+      kind: 'rolloutOpen',
+      file: s.file,
+      tokenizer: '/models/qwen3',
+      format: 'auto',
+    });
+    const opened = tree.rollouts.get(s.file);
+    assert.equal(opened?.summary?.records, 4);
+    const roots = tree.getChildren();
+    assert.equal(roots[0].kind, 'rolloutFile');
+    const records = tree.getChildren(roots[0]);
+    assert.equal(records.length, 4);
+    assert.equal((started[1] as { record: number }).record, 1, 'the first record with findings is shown');
+    assert.ok(lines.some((l) => l.includes(`${path.basename(s.file)}: nemo-rl, 4 records, 3 findings`)));
+  });
+
+  it('an unreadable file is an error message and an error node, not a throw', async () => {
+    const { trainer } = fakeTrainer({});
+    const tree = new ext.RunTreeProvider(() => undefined);
+    const ins = new ext.Inspector(extensionUri, trainer as never, () => {}, {
+      runsRoot: () => undefined,
+      openDashboard: () => {},
+      runChanged: () => {},
+    });
+    const cmds = new ext.Commands(
+      trainer as never,
+      tree,
+      { reveal: async () => {} } as never,
+      ins,
+      new ext.Dashboard(extensionUri, tree, () => {}),
+      { appendLine: () => {} } as never,
+    );
+    await cmds.openRolloutFile(Uri.file('/nope.jsonl') as never);
+    assert.match(state.errors[0], /no rolloutOpen here/);
+    assert.match(tree.rollouts.get('/nope.jsonl')?.error ?? '', /no rolloutOpen here/);
+  });
+});

@@ -1,0 +1,187 @@
+/**
+ * A small stand-in for the `vscode` module, enough for the extension's panels, tree and commands to
+ * run under node:test: panels record their HTML and the messages posted to them, and let a test
+ * send messages as the webview would; dialogs and messages are answered from queues a test fills.
+ * `installVscodeStub()` makes `require('vscode')` return it (call it before importing extension code).
+ */
+import * as path from 'node:path';
+
+type Listener<T> = (e: T) => unknown;
+
+export class EventEmitter<T> {
+  private listeners: Listener<T>[] = [];
+  readonly event = (l: Listener<T>) => {
+    this.listeners.push(l);
+    return { dispose: () => (this.listeners = this.listeners.filter((x) => x !== l)) };
+  };
+  fire(e: T): void {
+    for (const l of this.listeners) l(e);
+  }
+  dispose(): void {
+    this.listeners = [];
+  }
+}
+
+export class Uri {
+  private constructor(readonly fsPath: string) {}
+  static file(p: string): Uri {
+    return new Uri(p);
+  }
+  static joinPath(base: Uri, ...parts: string[]): Uri {
+    return new Uri(path.join(base.fsPath, ...parts));
+  }
+  toString(): string {
+    return `file://${this.fsPath}`;
+  }
+}
+
+/** A webview panel: what was posted to it, and a way to send it messages as its page would. */
+export class FakePanel {
+  title: string;
+  disposed = false;
+  revealed = 0;
+  readonly posted: unknown[] = [];
+  private readonly fromPage = new EventEmitter<unknown>();
+  private readonly disposeEvent = new EventEmitter<void>();
+  readonly webview = {
+    html: '',
+    options: {} as unknown,
+    cspSource: 'vscode-resource:',
+    asWebviewUri: (u: Uri) => `vscode-resource:${u.fsPath}`,
+    onDidReceiveMessage: this.fromPage.event,
+    postMessage: async (m: unknown) => {
+      this.posted.push(m);
+      return true;
+    },
+  };
+  constructor(
+    readonly viewType: string,
+    title: string,
+    readonly showOptions: unknown,
+    readonly options: unknown,
+  ) {
+    this.title = title;
+  }
+  readonly onDidDispose = this.disposeEvent.event;
+  reveal(): void {
+    this.revealed++;
+  }
+  dispose(): void {
+    this.disposed = true;
+    this.disposeEvent.fire();
+  }
+  /** Send a message as the webview's page would. */
+  send(m: unknown): void {
+    this.fromPage.fire(m);
+  }
+}
+
+export const state = {
+  panels: [] as FakePanel[],
+  info: [] as string[],
+  errors: [] as string[],
+  saveDialog: [] as (Uri | undefined)[],
+  openDialog: [] as (Uri[] | undefined)[],
+  written: new Map<string, string>(),
+  config: {} as Record<string, unknown>,
+  workspaceFolder: null as string | null,
+};
+
+export const ViewColumn = { Active: -1, Beside: -2, One: 1, Two: 2 };
+export const ProgressLocation = { Notification: 15 };
+export const TreeItemCollapsibleState = { None: 0, Collapsed: 1, Expanded: 2 };
+
+export class ThemeIcon {
+  constructor(
+    readonly id: string,
+    readonly color?: ThemeColor,
+  ) {}
+}
+export class ThemeColor {
+  constructor(readonly id: string) {}
+}
+export class TreeItem {
+  description?: string;
+  tooltip?: string;
+  iconPath?: unknown;
+  contextValue?: string;
+  id?: string;
+  command?: unknown;
+  accessibilityInformation?: unknown;
+  constructor(
+    readonly label: string,
+    readonly collapsibleState: number,
+  ) {}
+}
+
+export const window = {
+  createWebviewPanel(viewType: string, title: string, show: unknown, options: unknown): FakePanel {
+    const p = new FakePanel(viewType, title, show, options);
+    state.panels.push(p);
+    return p;
+  },
+  async showInformationMessage(m: string) {
+    state.info.push(m);
+    return undefined;
+  },
+  async showErrorMessage(m: string) {
+    state.errors.push(m);
+    return undefined;
+  },
+  async showWarningMessage(m: string) {
+    state.info.push(m);
+    return undefined;
+  },
+  async showSaveDialog() {
+    return state.saveDialog.shift();
+  },
+  async showOpenDialog() {
+    return state.openDialog.shift();
+  },
+  async withProgress<R>(
+    _o: unknown,
+    task: (
+      p: { report(x: unknown): void },
+      t: { onCancellationRequested(l: () => void): void },
+    ) => Promise<R>,
+  ): Promise<R> {
+    return task({ report: () => {} }, { onCancellationRequested: () => {} });
+  },
+};
+
+export const workspace = {
+  get workspaceFolders() {
+    return state.workspaceFolder ? [{ uri: Uri.file(state.workspaceFolder) }] : undefined;
+  },
+  fs: {
+    async writeFile(u: Uri, data: Uint8Array) {
+      state.written.set(u.fsPath, Buffer.from(data).toString('utf8'));
+    },
+  },
+  getConfiguration() {
+    return { get: <T>(key: string) => state.config[key] as T | undefined };
+  },
+};
+
+/** Make `require('vscode')` (and so the extension's `import * as vscode`) return this module. */
+export function installVscodeStub(): void {
+  const Module = require('node:module') as { _resolveFilename: (r: string, ...a: unknown[]) => string };
+  const original = Module._resolveFilename;
+  const self = __filename;
+  Module._resolveFilename = function (request: string, ...rest: unknown[]) {
+    if (request === 'vscode') return self;
+    return original.call(this, request, ...rest);
+  };
+}
+
+/** Forget everything recorded (between tests). */
+export function resetStub(): void {
+  state.panels.length = 0;
+  state.info.length = 0;
+  state.errors.length = 0;
+  state.saveDialog.length = 0;
+  state.openDialog.length = 0;
+  state.written.clear();
+  state.config = {};
+  state.workspaceFolder = null;
+}

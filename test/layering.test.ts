@@ -45,9 +45,9 @@ function coreLayer(file: string): string {
 
 /** Lower layers first; a file may import its own layer and the layers before it. */
 const CORE_ORDER = [
-  ['rng', 'suggest', 'schema', 'paths', 'tf'],
+  ['rng', 'suggest', 'schema', 'paths', 'tf', 'durable'],
   ['gym'],
-  ['rollouts'],
+  ['rollouts', 'browse'],
   ['model'],
   ['context'],
   ['rl'],

@@ -18,7 +18,7 @@ import {
   toTrajectoryJSON,
 } from '../core/index.js';
 import { baseCheckpointDir, resolveCheckpoint } from '../core/paths.js';
-import { lastCompletedStep, readMeta } from '../core/runs/run-files.js';
+import { isFinished, lastCompletedStep, readMeta } from '../core/runs/run-files.js';
 import { freshRunDir, trainRun } from '../core/runs/train-run.js';
 import { type Command, UsageError } from './args.js';
 import { legend, renderEpisode, renderSummary } from './render.js';
@@ -187,7 +187,7 @@ function resumeSteps(runDir: string, steps: number | undefined): number {
   if (typeof own !== 'number' || !Number.isInteger(own) || own < 1)
     throw new UsageError(`${runDir}/config.json has no step count: pass --steps N`);
   const done = lastCompletedStep(path.resolve(runDir)) + 1;
-  if (steps === undefined && done >= own)
+  if (steps === undefined && done >= own && isFinished(path.resolve(runDir)))
     throw new UsageError(
       `${runDir} already finished its ${own} steps; pass --steps N (N > ${own}) to train it further`,
     );
@@ -252,6 +252,12 @@ export const trainCommand: Command = {
       help: 'continue a stopped run from its last completed step',
     },
     seed: { type: 'int', min: 0, help: 'seed (overrides the config)' },
+    'checkpoint-every': {
+      type: 'int',
+      min: 0,
+      max: 100_000,
+      help: "keep checkpoints/step-NNNN every N steps (default 10; 0: none; a resume keeps the run's own)",
+    },
     eval: { type: 'boolean', default: true, help: 'evaluate on held-out tasks at the end (--no-eval skips)' },
   },
   async run(o, positionals) {
@@ -274,6 +280,8 @@ export const trainCommand: Command = {
     }
     overrides = { ...overrides, ...parseSets(positionals) };
     if (o.seed !== undefined) overrides.seed = o.seed;
+    if (o.resume && o['checkpoint-every'] !== undefined)
+      throw new UsageError("--resume keeps the run's own --checkpoint-every; drop it");
     if (o.resume && Object.keys(overrides).length > 0)
       throw new UsageError(
         `--resume continues a run with the config it was started with; drop ${Object.keys(overrides).join(', ')} (or start a new run)`,
@@ -315,6 +323,7 @@ export const trainCommand: Command = {
       tok: t,
       resume: Boolean(o.resume),
       evaluateHeldout: o.eval as boolean,
+      checkpointEvery: o['checkpoint-every'] as number | undefined,
       shouldStop: () => stop,
       onStep: (r, total) =>
         process.stdout.write(

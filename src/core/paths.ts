@@ -1,6 +1,7 @@
 /** Where the package's own files are (the shipped base checkpoint), from a bundle or from source. */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { pickDir } from './durable.js';
 
 /** The folder of Episode Lab's package.json, searched upward from this file. */
 export function packageRoot(): string {
@@ -32,8 +33,9 @@ export function isCheckpoint(dir: string): boolean {
 /** The policy checkpoint of a run folder: its final one, else its latest training state (null: none). */
 export function runCheckpoint(runDir: string): { dir: string; which: 'final' | 'latest' } | null {
   for (const which of ['final', 'latest'] as const) {
-    const dir = path.join(runDir, 'checkpoints', which);
-    if (isCheckpoint(dir)) return { dir, which };
+    // While a checkpoint folder is being replaced, its complete copy may be dir.tmp or dir.old.
+    const dir = pickDir(path.join(runDir, 'checkpoints', which), isCheckpoint);
+    if (dir) return { dir, which };
   }
   return null;
 }

@@ -16,6 +16,7 @@ import {
   toTrajectoryJSON,
   uninformed,
 } from '../../src/core/index.js';
+import { readEpisodes, readRun, repairRunFiles } from '../../src/core/runs/run-files.js';
 import { describeEpisode, RunIndex } from '../../src/extension/run-index.js';
 
 const tok = buildTokenizer(makeTasks('all'));
@@ -53,7 +54,12 @@ describe('run index', () => {
     fs.appendFileSync(path.join(dir, 'episodes.jsonl'), e.slice(0, 50));
     await ix.update();
     assert.equal(ix.episodes.length, 2);
+    assert.match(ix.warnings.join('\n'), /episodes\.jsonl: the last line \(3\) is incomplete/);
     fs.appendFileSync(path.join(dir, 'episodes.jsonl'), `${e.slice(50)}\n`);
+    await ix.update();
+    assert.equal(ix.episodes.length, 2, 'step 1 is not committed yet (no history line)');
+    assert.deepEqual(ix.warnings, []);
+    appendHistory(dir, { step: 1, episodes: 1 });
     await ix.update();
     assert.equal(ix.episodes.length, 3);
     assert.deepEqual(ix.steps(), [0, 1]);
@@ -69,6 +75,7 @@ describe('run index', () => {
     for (let k = 0; k < 10_000; k++)
       lines.push(JSON.stringify({ ...base[k % 50], step: Math.floor(k / 500), index: k % 500 }));
     fs.writeFileSync(path.join(dir, 'episodes.jsonl'), `${lines.join('\n')}\n`);
+    for (let step = 0; step < 20; step++) appendHistory(dir, { step, episodes: 500 });
     const ix = new RunIndex(dir);
     let t0 = performance.now();
     await ix.update();
@@ -77,6 +84,7 @@ describe('run index', () => {
     assert.equal(ix.steps().length, 20);
     assert.ok(first < 2000, `first index took ${first.toFixed(0)} ms`);
     appendEpisodes(dir, [episode(20, 0)]);
+    appendHistory(dir, { step: 20, episodes: 1 });
     t0 = performance.now();
     await ix.update();
     const again = performance.now() - t0;
@@ -84,5 +92,72 @@ describe('run index', () => {
     assert.ok(again < 50, `an incremental refresh took ${again.toFixed(1)} ms`);
     const last = await ix.readEpisode(ix.episodes[9_999]);
     assert.equal(last.index, 499);
+  });
+
+  test('shows exactly what readRun and readEpisodes read: committed steps, each (step, index) once, the same warnings', async () => {
+    const dir = tmpRun();
+    const file = path.join(dir, 'episodes.jsonl');
+    const ix = new RunIndex(dir);
+    /** The index and the readers agree: same episodes (by content), same history steps, same warnings. */
+    const agree = async (what: string) => {
+      await ix.update();
+      const warnings: string[] = [];
+      const run = readRun(dir);
+      const eps = readEpisodes(dir, { warnings });
+      const shown = await Promise.all(ix.episodes.map((e) => ix.readEpisode(e)));
+      assert.deepEqual(
+        shown.map((e) => JSON.stringify(e)),
+        eps.map((e) => JSON.stringify(e)),
+        `${what}: episodes`,
+      );
+      assert.deepEqual(
+        [...ix.history.keys()].sort((a, b) => a - b),
+        run.history.map((h) => h.step),
+        `${what}: history`,
+      );
+      assert.deepEqual(ix.warnings, [...run.warnings, ...warnings], `${what}: warnings`);
+      return shown;
+    };
+    appendEpisodes(dir, [episode(0, 0), episode(0, 1)]);
+    assert.equal((await agree('step 0 not committed')).length, 0);
+    appendHistory(dir, { step: 0, episodes: 2 });
+    assert.equal((await agree('step 0 committed')).length, 2);
+    // Step 1 ran, then was re-run by an old version (its episodes appended twice, the later wins).
+    appendEpisodes(dir, [episode(1, 0), episode(1, 1)]);
+    await agree('step 1 written');
+    const again = { ...episode(1, 0), reward: 0.25 };
+    appendEpisodes(dir, [again, episode(1, 1)]);
+    appendHistory(dir, { step: 1, episodes: 2 });
+    const shown = await agree('step 1 re-run and committed');
+    assert.equal(shown.length, 4);
+    assert.equal(shown[2].reward, 0.25);
+    // A wrong-shape line, a wrong-shape history line, step 2 uncommitted, and a torn tail.
+    fs.appendFileSync(file, '{"v": 1, "ids": "not a list"}\n');
+    fs.appendFileSync(path.join(dir, 'history.jsonl'), '{"step": -3, "episodes": 2}\n');
+    appendEpisodes(dir, [episode(2, 0)]);
+    fs.appendFileSync(file, JSON.stringify(episode(2, 1)).slice(0, 80));
+    await agree('a corrupt line, step 2 uncommitted, a torn tail');
+    assert.match(ix.warnings.join('\n'), /episodes\.jsonl: line 7 is corrupt/);
+    assert.match(ix.warnings.join('\n'), /history\.jsonl: line 3 is corrupt/);
+    assert.match(ix.warnings.join('\n'), /episodes\.jsonl: the last line \(9\) is incomplete/);
+    // A resume cuts the torn tail and step 2's episodes, then re-runs step 2: the index reads the
+    // file again (it was cut under it) and still agrees.
+    const said: string[] = [];
+    assert.equal(
+      repairRunFiles(dir, (m) => said.push(m)),
+      1,
+    );
+    assert.equal(said.length, 2, said.join('\n'));
+    await agree('after the resume cut');
+    appendEpisodes(dir, [{ ...episode(2, 0), reward: 0.75 }, episode(2, 1)]);
+    appendHistory(dir, { step: 2, episodes: 2 });
+    const last = await agree('step 2 re-run and committed');
+    assert.equal(last.length, 6);
+    assert.equal(last[4].reward, 0.75);
+    assert.deepEqual(ix.steps(), [0, 1, 2]);
+    assert.deepEqual(
+      ix.byStep.get(2)?.map((e) => e.index),
+      [0, 1],
+    );
   });
 });

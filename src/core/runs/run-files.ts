@@ -7,12 +7,19 @@
  *   checkpoints/     model checkpoints (step-NNNN/ and latest/)
  *   summary.json     written once at the end (evaluation tables, timings)
  *
- * A run killed mid-step reopens with every completed step intact: a truncated last line is
- * reported as a warning and skipped, not fatal.
+ * Write-ahead discipline: a step is committed when its history line is on disk. Its episodes are
+ * appended before (readers show only the episodes of committed steps: step <= the last history
+ * step), its checkpoints are written to temporary folders and moved into place (durable.ts), and a
+ * resume re-runs every step after the last committed one (training-state.ts: prepareResume), after
+ * cutting torn tails and the episodes of uncommitted steps. Readers report a truncated last line
+ * and wrong-shape lines as warnings and skip them; each (step, index) is listed once.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import * as v from 'valibot';
+import { appendDurable, cutAfterStep, fsyncDir, repairTail, writeFileAtomic } from '../durable.js';
 import { type TrajectoryJSON, validateTrajectoryJSON } from '../gym/trajectory-json.js';
+import { int, loose, parse } from '../schema.js';
 
 export const RUN_FORMAT = 1;
 
@@ -31,6 +38,8 @@ export interface RunMeta {
   recipe?: string;
   arm?: string;
   seed?: number;
+  /** Training runs: a numbered checkpoint every this many steps (0: none). */
+  checkpointEvery?: number;
 }
 
 /** One line of history.jsonl: the step index, how many episodes it sampled, its statistics. */
@@ -50,21 +59,13 @@ export interface RunData {
 }
 
 function writeJsonAtomic(file: string, value: unknown): void {
-  const tmp = `${file}.tmp-${process.pid}`;
-  fs.writeFileSync(tmp, `${JSON.stringify(value, null, 2)}\n`);
-  fs.renameSync(tmp, file);
+  writeFileAtomic(file, `${JSON.stringify(value, null, 2)}\n`);
 }
 
-/** Append lines and flush them to disk before returning. */
+/** Append lines and flush them to disk before returning (a torn tail is cut off first). */
 function appendLines(file: string, values: readonly unknown[]): void {
   if (values.length === 0) return;
-  const fd = fs.openSync(file, 'a');
-  try {
-    fs.writeSync(fd, values.map((v) => `${JSON.stringify(v)}\n`).join(''));
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
+  appendDurable(file, values.map((v) => `${JSON.stringify(v)}\n`).join(''));
 }
 
 /** Create a run folder and its config.json. Refuses to overwrite an existing run. */
@@ -75,6 +76,7 @@ export function createRun(
   if (fs.existsSync(path.join(dir, 'config.json')))
     throw new Error(`${dir} already holds a run (config.json exists): pick another name or resume it`);
   fs.mkdirSync(dir, { recursive: true });
+  fsyncDir(path.dirname(path.resolve(dir)));
   const full: RunMeta = { format: RUN_FORMAT, created: meta.created ?? new Date().toISOString(), ...meta };
   writeJsonAtomic(path.join(dir, 'config.json'), full);
   return full;
@@ -96,7 +98,12 @@ export function writeSummary(dir: string, summary: Record<string, unknown>): voi
  * Parse a JSON-lines file. A last line without its newline that does not parse is a crash
  * mid-write: reported and skipped. A corrupt line elsewhere is reported and skipped too.
  */
-export function readJsonl<T>(file: string, check: (x: unknown) => T, warnings: string[]): T[] {
+export function readJsonl<T>(
+  file: string,
+  check: (x: unknown) => T,
+  warnings: string[],
+  each?: (value: T, line: number) => void,
+): T[] {
   if (!fs.existsSync(file)) return [];
   const text = fs.readFileSync(file, 'utf8');
   const lines = text.split('\n');
@@ -105,24 +112,47 @@ export function readJsonl<T>(file: string, check: (x: unknown) => T, warnings: s
   lines.forEach((line, i) => {
     if (line.trim() === '') return;
     const last = i === lines.length - 1;
+    let value: T;
     try {
-      out.push(check(JSON.parse(line)));
+      value = check(JSON.parse(line));
     } catch (e) {
-      warnings.push(
-        last
-          ? `${name}: the last line (${i + 1}) is incomplete (the run stopped mid-write); skipped`
-          : `${name}: line ${i + 1} is corrupt (${(e as Error).message}); skipped`,
-      );
+      warnings.push(jsonlWarning(name, i, last, (e as Error).message));
+      return;
     }
+    if (each) each(value, i);
+    else out.push(value);
   });
   return out;
 }
 
-function checkHistory(x: unknown): HistoryEntry {
-  const o = x as HistoryEntry;
-  if (typeof o !== 'object' || o === null || typeof o.step !== 'number' || typeof o.episodes !== 'number')
-    throw new Error('a history line needs "step" and "episodes"');
-  return o;
+/** The warning for a line that does not read (shared with the explorer's index). */
+export function jsonlWarning(name: string, line: number, last: boolean, why: string): string {
+  return last
+    ? `${name}: the last line (${line + 1}) is incomplete (the run stopped mid-write); skipped`
+    : `${name}: line ${line + 1} is corrupt (${why}); skipped`;
+}
+
+const HistorySchema = v.pipe(
+  loose({ step: int(0, 10_000_000), episodes: int(0, 1_000_000_000) }, 'a history line'),
+  v.check(
+    (o) => Object.values(o).every((x) => x === null || ['number', 'string', 'boolean'].includes(typeof x)),
+    'history values are numbers, strings, booleans or null',
+  ),
+);
+
+/** Check one history line (throws a one-line reason). */
+export function checkHistory(x: unknown): HistoryEntry {
+  const r = parse(HistorySchema, x, 'history line');
+  if (!r.ok) throw new Error(r.error);
+  return r.value as HistoryEntry;
+}
+
+/** The step of an episode line (0 when it has none) and its key: each (step, index) is listed once. */
+export function episodeStep(e: TrajectoryJSON): number {
+  return e.step ?? 0;
+}
+export function episodeKey(e: TrajectoryJSON, line: number): string {
+  return e.index !== undefined ? `${episodeStep(e)}:${e.index}` : `line ${line}`;
 }
 
 export function readMeta(dir: string): RunMeta {
@@ -160,24 +190,28 @@ export function readRun(dir: string): RunData {
   return { dir, meta, history: ordered, summary, warnings };
 }
 
-/** Read a run's episodes, optionally only those of some steps. */
+/**
+ * Read a run's committed episodes (their step has a history line: step <= the last history step),
+ * each (step, index) once (the later copy of a re-run step wins), in step and index order;
+ * optionally only those of one step.
+ */
 export function readEpisodes(
   dir: string,
   opts: { step?: number; warnings?: string[] } = {},
 ): TrajectoryJSON[] {
   const warnings = opts.warnings ?? [];
-  const lines = readJsonl(path.join(dir, 'episodes.jsonl'), validateTrajectoryJSON, warnings);
-  // A step re-run after a crash (a resumed run) appends its episodes again: the later copy wins.
+  const last = lastCompletedStep(dir);
   const byKey = new Map<string, TrajectoryJSON>();
-  lines.forEach((e, i) => {
-    const key = e.step !== undefined && e.index !== undefined ? `${e.step}:${e.index}` : `line ${i}`;
+  readJsonl(path.join(dir, 'episodes.jsonl'), validateTrajectoryJSON, warnings, (e, line) => {
+    if (episodeStep(e) > last) return;
+    const key = episodeKey(e, line);
     byKey.delete(key);
     byKey.set(key, e);
   });
   const all = [...byKey.values()].sort(
-    (a, b) => (a.step ?? 0) - (b.step ?? 0) || (a.index ?? 0) - (b.index ?? 0),
+    (a, b) => episodeStep(a) - episodeStep(b) || (a.index ?? 0) - (b.index ?? 0),
   );
-  return opts.step === undefined ? all : all.filter((e) => e.step === opts.step);
+  return opts.step === undefined ? all : all.filter((e) => episodeStep(e) === opts.step);
 }
 
 /** The run folders directly under `root` (folders with a config.json), newest first. */
@@ -190,8 +224,40 @@ export function listRuns(root: string): string[] {
     .sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs);
 }
 
-/** The number of the last completed step (-1 when none), from history.jsonl. */
+/** The number of the last completed (committed) step (-1 when none), from history.jsonl. */
 export function lastCompletedStep(dir: string): number {
-  const { history } = readRun(dir);
-  return history.length ? history[history.length - 1].step : -1;
+  let last = -1;
+  readJsonl(path.join(dir, 'history.jsonl'), checkHistory, [], (h) => {
+    if (h.step > last) last = h.step;
+  });
+  return last;
+}
+
+/** True when the run finished (its summary.json is written, the last file of a run). */
+export function isFinished(dir: string): boolean {
+  return fs.existsSync(path.join(dir, 'summary.json'));
+}
+
+/**
+ * Bring a run's JSON-lines files back to its last committed step (before a resume appends to them):
+ * cut a torn last line off history.jsonl and episodes.jsonl, then cut the episodes of steps after
+ * the last history step (a re-run step's episodes then replace them for every reader), and remove
+ * stale temporary files. Each repair is said once through `log`. Returns the last committed step.
+ */
+export function repairRunFiles(dir: string, log: (line: string) => void = () => {}): number {
+  const say = (m: string | null) => {
+    if (m) log(m);
+  };
+  say(repairTail(path.join(dir, 'history.jsonl')));
+  const lastStep = lastCompletedStep(dir);
+  const episodes = path.join(dir, 'episodes.jsonl');
+  say(repairTail(episodes));
+  const cut = cutAfterStep(episodes, lastStep);
+  if (cut)
+    log(
+      `episodes.jsonl: removed ${cut} episode${cut === 1 ? '' : 's'} of uncommitted steps (${lastStep < 0 ? 'no step was committed' : `after step ${lastStep}`}); they are sampled again`,
+    );
+  for (const f of ['config.json.tmp', 'summary.json.tmp'])
+    if (fs.existsSync(path.join(dir, f))) fs.rmSync(path.join(dir, f), { force: true });
+  return lastStep;
 }

@@ -16,7 +16,7 @@ import { type BehaviorStats, type EnvFactory, evaluate } from '../rl/grpo.js';
 import { type AdvantageFn, type StepRecord, trainRl } from '../rl/train.js';
 import { backendInfo } from '../tf/backend.js';
 import { createRun, type RunMeta, readMeta, readRun, writeSummary } from './run-files.js';
-import { hasTrainingState, loadTrainingState, runRecorder } from './training-state.js';
+import { loadTrainingState, prepareResume, runRecorder } from './training-state.js';
 
 export interface TrainRunOptions {
   runDir: string;
@@ -40,6 +40,13 @@ export interface TrainRunOptions {
   stepStats?: () => Record<string, number>;
   /** Called with the trained policy before it is disposed (to save a critic beside it, say). */
   onDone?: (policy: TinyAgent, runDir: string) => void;
+  /**
+   * Keep a numbered checkpoint (checkpoints/step-NNNN) every this many steps (default 10; 0: none).
+   * Recorded in config.json; a resume uses the run's own value.
+   */
+  checkpointEvery?: number;
+  /** Where a resume says what it repaired (a torn last line, uncommitted episodes); default stderr. */
+  log?: (line: string) => void;
 }
 
 export interface TrainRunResult {
@@ -55,16 +62,22 @@ export async function trainRun(o: TrainRunOptions): Promise<TrainRunResult> {
   let startStep = 0;
   let resumeState: Awaited<ReturnType<typeof loadTrainingState>> | null = null;
   let policy: TinyAgent;
+  let checkpointEvery = o.checkpointEvery ?? 10;
   if (o.resume) {
     const meta = readMeta(o.runDir);
     const { steps: _steps, ...fields } = meta.config;
     const cfg = makeRLConfig(fields, `${o.runDir}/config.json`);
-    if (hasTrainingState(o.runDir)) {
+    const every = meta.checkpointEvery;
+    if (typeof every === 'number' && Number.isInteger(every) && every >= 0) checkpointEvery = every;
+    // Back to the last committed step: torn tails and uncommitted episodes cut, the matching state in latest.
+    const log = o.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+    const plan = prepareResume(o.runDir, log);
+    if (plan.hasState) {
       resumeState = loadTrainingState(o.runDir, o.tok, cfg);
       startStep = resumeState.startStep;
       policy = resumeState.policy;
     } else {
-      // Stopped before its first step was saved: start it again, from what it started from.
+      // Stopped before its first step was committed: start it again, from what it started from.
       policy = loadCheckpoint(resolveCheckpoint(typeof meta.from === 'string' ? meta.from : from), o.tok, {
         expect: 'policy',
       });
@@ -82,6 +95,7 @@ export async function trainRun(o: TrainRunOptions): Promise<TrainRunResult> {
       backend: backendInfo()?.detail,
       from,
       seed: o.cfg.seed,
+      checkpointEvery,
       ...o.meta,
     });
   }
@@ -90,7 +104,7 @@ export async function trainRun(o: TrainRunOptions): Promise<TrainRunResult> {
     ? (readRun(o.runDir).history as unknown as StepRecord[]).filter((h) => h.step < startStep)
     : [];
   const history = await trainRl(policy, makeTasks('train'), o.tok, o.cfg, o.steps, {
-    record: runRecorder(o.runDir, o.tok, { checkpointEvery: 10 }),
+    record: runRecorder(o.runDir, o.tok, { checkpointEvery }),
     envFactory: o.envFactory,
     advantages: o.advantages,
     cfgAt: o.cfgAt,

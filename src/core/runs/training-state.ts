@@ -1,19 +1,35 @@
 /**
  * Persisting training steps: the recorder that appends a completed step to the run files, and the
  * training state (weights, Adam's moments, the generator) that lets a killed run resume bit for bit.
+ *
+ * The write-ahead discipline (see run-files.ts): per step, (1) append its episodes, (2) write a
+ * numbered checkpoint `step-NNNN` if due (to step-NNNN.tmp, then replaceDir), (3) write the new
+ * training state completely to `checkpoints/latest.tmp` (state.json, the completeness marker, last),
+ * (4) append the step's history line: the commit point, (5) swap latest.tmp into latest
+ * (replaceDir). A resume (prepareResume) reads the last committed step h from history.jsonl and
+ * keeps, of latest / latest.tmp / latest.old, the complete state whose step is h.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
+import * as v from 'valibot';
+import { fsyncDir, pickDir, recoverDir, replaceDir, writeFileDurable } from '../durable.js';
 import type { Trajectory } from '../gym/episode.js';
 import type { Tokenizer } from '../gym/tokenizer.js';
 import { toTrajectoryJSON } from '../gym/trajectory-json.js';
-import { loadCheckpoint, saveCheckpoint } from '../model/checkpoint.js';
+import {
+  CheckpointError,
+  isCompleteCheckpoint,
+  loadCheckpoint,
+  saveCheckpoint,
+  writeCheckpointFiles,
+} from '../model/checkpoint.js';
 import type { TinyAgent } from '../model/tinyagent.js';
 import type { RLConfig } from '../rl/config.js';
 import type { CompletedStep } from '../rl/train.js';
 import type { Rng } from '../rng.js';
-import { appendEpisodes, appendHistory } from './run-files.js';
+import { int, list, numbers, parse, strict, text } from '../schema.js';
+import { appendEpisodes, appendHistory, lastCompletedStep, repairRunFiles } from './run-files.js';
 
 export interface RecorderOptions {
   /** Episodes of each step to store in episodes.jsonl (default: all). */
@@ -22,16 +38,21 @@ export interface RecorderOptions {
   checkpointEvery?: number;
 }
 
+/** The folder of a numbered checkpoint. */
+export const stepCheckpointName = (step: number) => `step-${String(step).padStart(4, '0')}`;
+
 /**
  * A `trainRl` recorder for the run in `runDir` (created with createRun): per completed step, its
- * episodes, the latest training state, a numbered checkpoint every `checkpointEvery` steps, then
- * its history line.
+ * episodes, a numbered checkpoint every `checkpointEvery` steps, the new training state to
+ * latest.tmp, its history line (the commit), then latest.tmp becomes latest.
  */
 export function runRecorder(
   runDir: string,
   tok: Tokenizer,
   opts: RecorderOptions = {},
 ): (done: CompletedStep) => void {
+  const ckpts = path.join(runDir, 'checkpoints');
+  const latest = path.join(ckpts, 'latest');
   return ({ step, rec, trajs, advantages, stepCfg, cfg, policy, optimizer, rng }) => {
     const n = Math.min(opts.saveEpisodes ?? trajs.length, trajs.length);
     appendEpisodes(
@@ -45,13 +66,11 @@ export function runRecorder(
         }),
       ),
     );
-    saveTrainingState(path.join(runDir, 'checkpoints', 'latest'), policy, tok, optimizer, rng, step, cfg);
     if (opts.checkpointEvery && (step + 1) % opts.checkpointEvery === 0)
-      saveCheckpoint(path.join(runDir, 'checkpoints', `step-${String(step).padStart(4, '0')}`), policy, tok, {
-        step,
-        seed: cfg.seed,
-      });
+      saveCheckpoint(path.join(ckpts, stepCheckpointName(step)), policy, tok, { step, seed: cfg.seed });
+    writeTrainingState(`${latest}.tmp`, policy, tok, optimizer, rng, step, cfg);
     appendHistory(runDir, rec);
+    replaceDir(`${latest}.tmp`, latest);
   };
 }
 
@@ -60,14 +79,60 @@ function expandAdvantage(a: number | number[], t: Trajectory): number[] {
   return Array.isArray(a) ? a.map((x, i) => (t.actionMask[i] ? x : 0)) : t.actionMask.map((m) => (m ? a : 0));
 }
 
-interface TrainingState {
-  step: number;
-  rng: number[];
-  optimizer: { name: string; shape: number[] }[];
-  seed: number;
+const StateSchema = strict(
+  {
+    step: int(0, 10_000_000),
+    rng: v.pipe(
+      numbers(4),
+      v.check((x) => x.length === 4, 'expected the 4 words of the generator'),
+    ),
+    optimizer: list(strict({ name: text(40), shape: list(int(1, 1 << 24), 0, 4) }), 0, 10_000),
+    seed: int(0, 2 ** 32 - 1),
+  },
+  'a training state',
+);
+
+type TrainingState = v.InferOutput<typeof StateSchema>;
+
+/**
+ * Write a training state into `dir`, a folder that is not in place (any old one is removed):
+ * the checkpoint (weights.bin, model.json), optimizer.bin, then state.json (the completeness
+ * marker), each fsynced.
+ */
+export function writeTrainingState(
+  dir: string,
+  policy: TinyAgent,
+  tok: Tokenizer,
+  opt: tf.Optimizer,
+  rng: Rng,
+  step: number,
+  cfg: RLConfig,
+): void {
+  if (fs.existsSync(dir)) fs.rmSync(dir, { recursive: true, force: true });
+  writeCheckpointFiles(dir, policy, tok, { step, seed: cfg.seed, kind: 'training-state' });
+  const weights = optimizerWeights(opt);
+  const total = weights.reduce((n, w) => n + w.values.length, 0);
+  const buf = new Float32Array(total);
+  let at = 0;
+  for (const w of weights) {
+    buf.set(w.values, at);
+    at += w.values.length;
+  }
+  writeFileDurable(
+    path.join(dir, 'optimizer.bin'),
+    new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength),
+  );
+  const state: TrainingState = {
+    step,
+    rng: rng.getState(),
+    optimizer: weights.map((w) => ({ name: w.name, shape: w.shape })),
+    seed: cfg.seed,
+  };
+  writeFileDurable(path.join(dir, 'state.json'), `${JSON.stringify(state)}\n`);
+  fsyncDir(dir);
 }
 
-/** Save weights, the optimizer's moments and the generator, replacing the folder atomically. */
+/** Save a training state to `dir`, replacing any there in one step (via `<dir>.tmp`). */
 export function saveTrainingState(
   dir: string,
   policy: TinyAgent,
@@ -77,27 +142,54 @@ export function saveTrainingState(
   step: number,
   cfg: RLConfig,
 ): void {
-  const tmp = `${dir}.tmp`;
-  fs.rmSync(tmp, { recursive: true, force: true });
-  saveCheckpoint(tmp, policy, tok, { step, seed: cfg.seed, kind: 'training-state' });
-  const weights = optimizerWeights(opt);
-  const total = weights.reduce((n, w) => n + w.values.length, 0);
-  const buf = new Float32Array(total);
-  let at = 0;
-  for (const w of weights) {
-    buf.set(w.values, at);
-    at += w.values.length;
+  writeTrainingState(`${dir}.tmp`, policy, tok, opt, rng, step, cfg);
+  replaceDir(`${dir}.tmp`, dir);
+}
+
+const damaged = (dir: string, what: string) =>
+  new CheckpointError(
+    `the training state in ${dir} is damaged (${what}): the run cannot be resumed from it; ` +
+      `start a new run from its last numbered checkpoint (episode-lab train --from ${path.dirname(dir)}/step-NNNN) or from scratch`,
+  );
+
+/** Read and check state.json and the size of optimizer.bin; throws an Error naming the problem. */
+function readState(dir: string): TrainingState {
+  const file = path.join(dir, 'state.json');
+  if (!fs.existsSync(file)) throw new Error('it has no state.json');
+  let raw: unknown;
+  try {
+    raw = JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw new Error(`state.json is not valid JSON: ${(e as Error).message}`);
   }
-  fs.writeFileSync(path.join(tmp, 'optimizer.bin'), Buffer.from(buf.buffer));
-  const state: TrainingState = {
-    step,
-    rng: rng.getState(),
-    optimizer: weights.map((w) => ({ name: w.name, shape: w.shape })),
-    seed: cfg.seed,
-  };
-  fs.writeFileSync(path.join(tmp, 'state.json'), `${JSON.stringify(state)}\n`);
-  fs.rmSync(dir, { recursive: true, force: true });
-  fs.renameSync(tmp, dir);
+  const r = parse(StateSchema, raw, 'state.json');
+  if (!r.ok) throw new Error(r.error);
+  const need = r.value.optimizer.reduce((n, w) => n + w.shape.reduce((a, b) => a * b, 1), 0) * 4;
+  let size = -1;
+  try {
+    size = fs.statSync(path.join(dir, 'optimizer.bin')).size;
+  } catch {
+    throw new Error('it has no optimizer.bin');
+  }
+  if (size !== need) throw new Error(`optimizer.bin has ${size} bytes, state.json lists ${need}`);
+  return r.value;
+}
+
+/** What is wrong with the training state in `dir` (null: complete), and its step when it reads. */
+export function checkTrainingState(dir: string): { step: number | null; problem: string | null } {
+  if (!fs.existsSync(dir)) return { step: null, problem: 'missing' };
+  if (!isCompleteCheckpoint(dir)) return { step: null, problem: 'model.json or weights.bin is incomplete' };
+  try {
+    return { step: readState(dir).step, problem: null };
+  } catch (e) {
+    return { step: null, problem: (e as Error).message };
+  }
+}
+
+/** The step of a complete training state in `dir` (a valid checkpoint, state.json and optimizer.bin), or null. */
+export function trainingStateStep(dir: string): number | null {
+  const r = checkTrainingState(dir);
+  return r.problem === null ? r.step : null;
 }
 
 /**
@@ -134,7 +226,7 @@ export interface ResumeState {
   startStep: number;
 }
 
-/** True when the run has a saved training state to resume from. */
+/** True when the run has a saved training state to resume from (after prepareResume: in checkpoints/latest). */
 export function hasTrainingState(runDir: string): boolean {
   return fs.existsSync(path.join(runDir, 'checkpoints', 'latest', 'state.json'));
 }
@@ -146,32 +238,110 @@ export function loadTrainingState(runDir: string, tok: Tokenizer, cfg: RLConfig)
     throw new Error(
       `${runDir} has no saved training state (checkpoints/latest/state.json): nothing to resume`,
     );
+  let state: TrainingState;
+  try {
+    state = readState(dir);
+  } catch (e) {
+    throw damaged(dir, (e as Error).message);
+  }
   const policy = loadCheckpoint(dir, tok, { expect: 'policy' });
-  const state: TrainingState = JSON.parse(fs.readFileSync(path.join(dir, 'state.json'), 'utf8'));
+  const vars = policy.variables();
   const bytes = fs.readFileSync(path.join(dir, 'optimizer.bin'));
   const all = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
-  const optimizer = tf.train.adam(cfg.lr);
-  const o = optimizer as unknown as AdamInternals;
-  const vars = policy.variables();
-  o.accumulatedFirstMoment = [];
-  o.accumulatedSecondMoment = [];
+  const bad = all.findIndex((x) => !Number.isFinite(x));
+  if (bad >= 0) {
+    policy.dispose();
+    throw damaged(dir, `optimizer.bin holds ${all[bad]} at index ${bad}`);
+  }
+  // Check every entry against the model before creating any tensor.
   let at = 0;
+  const plan: { kind: 'accBeta1' | 'accBeta2' | 'm' | 'v'; index: number; from: number; shape: number[] }[] =
+    [];
   for (const w of state.optimizer) {
     const n = w.shape.reduce((a, b) => a * b, 1);
-    const t = tf.tensor(all.slice(at, at + n), w.shape);
-    at += n;
-    const [kind, index] = w.name.split('/');
-    if (kind === 'accBeta1' || kind === 'accBeta2') {
-      o[kind].assign(t);
-      t.dispose();
+    const m = /^(accBeta1|accBeta2)$|^([mv])\/(\d+)$/.exec(w.name);
+    const problem = (what: string) => {
+      policy.dispose();
+      return damaged(dir, `state.json: optimizer entry ${w.name}: ${what}`);
+    };
+    if (!m) throw problem("not a name of Adam's state (accBeta1, accBeta2, m/i, v/i)");
+    if (m[1]) {
+      if (n !== 1) throw problem(`expected a scalar, got shape [${w.shape}]`);
+      plan.push({ kind: m[1] as 'accBeta1', index: -1, from: at, shape: w.shape });
     } else {
-      const v = vars[Number(index)];
-      if (!v)
-        throw new Error(`optimizer state has a moment for parameter ${index}, the model has ${vars.length}`);
-      const list = kind === 'm' ? o.accumulatedFirstMoment : o.accumulatedSecondMoment;
-      list[Number(index)] = { originalName: `${v.name}/${kind}`, variable: tf.variable(t, false) };
-      t.dispose();
+      const index = Number(m[3]);
+      const variable = vars[index];
+      if (!variable) throw problem(`the model has ${vars.length} parameters`);
+      if (variable.shape.join('x') !== w.shape.join('x'))
+        throw problem(`shape [${w.shape}], the parameter has [${variable.shape}]`);
+      plan.push({ kind: m[2] as 'm', index, from: at, shape: w.shape });
     }
+    at += n;
+  }
+  const optimizer = tf.train.adam(cfg.lr);
+  const o = optimizer as unknown as AdamInternals;
+  o.accumulatedFirstMoment = [];
+  o.accumulatedSecondMoment = [];
+  for (const p of plan) {
+    const t = tf.tensor(all.slice(p.from, p.from + p.shape.reduce((a, b) => a * b, 1)), p.shape);
+    if (p.kind === 'accBeta1' || p.kind === 'accBeta2') o[p.kind].assign(t);
+    else {
+      const list = p.kind === 'm' ? o.accumulatedFirstMoment : o.accumulatedSecondMoment;
+      list[p.index] = { originalName: `${vars[p.index].name}/${p.kind}`, variable: tf.variable(t, false) };
+    }
+    t.dispose();
   }
   return { policy, optimizer, rngState: state.rng, startStep: state.step + 1 };
+}
+
+export interface ResumePlan {
+  /** The last committed step (its history line is on disk); -1 when none. */
+  lastStep: number;
+  /** True when checkpoints/latest now holds the training state after lastStep. */
+  hasState: boolean;
+}
+
+/**
+ * Bring a run folder back to its last committed step before a resume, and say what was repaired:
+ * cut torn tails off history.jsonl and episodes.jsonl, cut the episodes of uncommitted steps, put
+ * the training state of the last committed step in checkpoints/latest (from latest, latest.tmp or
+ * latest.old), finish or undo interrupted checkpoint swaps, and remove numbered checkpoints of
+ * uncommitted steps and stale temporary files. Throws (with what to do) when the run's last
+ * committed step has no training state.
+ */
+export function prepareResume(runDir: string, log: (line: string) => void = () => {}): ResumePlan {
+  // Checked before anything is changed (a torn last line is not a committed step either way).
+  const lastStep = lastCompletedStep(runDir);
+  const ckpts = path.join(runDir, 'checkpoints');
+  const latest = path.join(ckpts, 'latest');
+  const accept = (d: string) => trainingStateStep(d) === lastStep;
+  if (lastStep >= 0 && !pickDir(latest, accept)) {
+    // Nothing is removed: the files stay for a look (or a new run from a numbered checkpoint).
+    const found = [latest, `${latest}.tmp`, `${latest}.old`]
+      .filter((d) => fs.existsSync(d))
+      .map((d) => {
+        const c = checkTrainingState(d);
+        return `${path.basename(d)}: ${c.problem ?? `the state after step ${c.step}`}`;
+      });
+    throw new CheckpointError(
+      `${runDir} cannot be resumed: history.jsonl ends at step ${lastStep} but no complete training state after it is saved` +
+        ` (${found.length ? found.join('; ') : 'checkpoints/latest is missing'});` +
+        ` start a new run from its last numbered checkpoint (episode-lab train --from ${ckpts}/step-NNNN) or from scratch`,
+    );
+  }
+  if (repairRunFiles(runDir, log) !== lastStep)
+    throw new Error(`${runDir}: history.jsonl changed during the resume`);
+  const names = fs.existsSync(ckpts)
+    ? [...new Set(fs.readdirSync(ckpts).map((f) => f.replace(/\.(tmp|old)$/, '')))]
+    : [];
+  for (const name of names) {
+    const dir = path.join(ckpts, name);
+    if (name === 'latest') continue;
+    const numbered = /^step-(\d+)$/.exec(name);
+    if (numbered && Number(numbered[1]) > lastStep) recoverDir(dir, () => false);
+    else if (!recoverDir(dir, isCompleteCheckpoint))
+      log(`checkpoints/${name}: incomplete (the run stopped while saving it); removed`);
+  }
+  const hasState = recoverDir(latest, accept);
+  return { lastStep, hasState };
 }

@@ -143,6 +143,9 @@ export function startInspector(app: HTMLElement): void {
     onDashboard(): void {
       vscode.postMessage({ type: 'openDashboard' });
     },
+    onWalk(direction: -1 | 1): void {
+      vscode.postMessage({ type: 'walk', direction });
+    },
   };
 
   /** Focus token i of the strip and show its detail. */
@@ -179,7 +182,10 @@ export function startInspector(app: HTMLElement): void {
       renderRolloutPage(
         document,
         r,
-        { onNavigate: (direction, rule) => vscode.postMessage({ type: 'rolloutNav', direction, rule }) },
+        {
+          onNavigate: (direction, rule) => vscode.postMessage({ type: 'rolloutNav', direction, rule }),
+          onWalk: (direction) => vscode.postMessage({ type: 'walk', direction }),
+        },
         showToken,
       ),
     );
@@ -226,9 +232,9 @@ export function startInspector(app: HTMLElement): void {
     if (chip) showDetail(Number(chip.dataset.i));
   });
   app.addEventListener('keydown', (e) => {
-    if (rollout && (e.key === ']' || e.key === '[')) {
+    if ((e.key === ']' || e.key === '[') && !(e.target as HTMLElement).closest?.('input, textarea')) {
       e.preventDefault();
-      vscode.postMessage({ type: 'rolloutNav', direction: e.key === ']' ? 1 : -1, rule: null });
+      vscode.postMessage({ type: 'walk', direction: e.key === ']' ? 1 : -1 });
       return;
     }
     const chip = chipOf(e);

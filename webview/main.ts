@@ -4,7 +4,9 @@
  */
 import { startDashboard } from './dashboard-main.js';
 import { startInspector } from './inspector-main.js';
+import { startTable } from './table-main.js';
 
 const app = document.getElementById('app')!;
 if (app.dataset.view === 'dashboard') startDashboard(app);
+else if (app.dataset.view === 'table') startTable(app);
 else startInspector(app);

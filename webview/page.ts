@@ -10,6 +10,26 @@ import { renderMaskDebugger } from './mask-debugger.js';
 import { renderDetail, renderLegend, renderTokenStrip } from './strip.js';
 import { currentView, type Handlers, type ViewModel } from './view-model.js';
 
+/** ◀ previous · next ▶: walk the episode table's filtered list (keys [ and ] too). */
+export function walkButtons(doc: Document, onWalk: (direction: -1 | 1) => void): HTMLElement {
+  const nav = doc.createElement('nav');
+  nav.className = 'walk';
+  nav.setAttribute('aria-label', 'the episode table’s list');
+  for (const [id, label, d] of [
+    ['walk-prev', '◀ previous', -1],
+    ['walk-next', 'next ▶', 1],
+  ] as const) {
+    const b = doc.createElement('button');
+    b.className = 'link-button';
+    b.id = id;
+    b.textContent = label;
+    b.title = `${d === 1 ? 'Next' : 'Previous'} row of the episode table (${d === 1 ? ']' : '['})`;
+    b.addEventListener('click', () => onWalk(d));
+    nav.appendChild(b);
+  }
+  return nav;
+}
+
 /** The whole inspector for a view model. */
 export function renderInspector(doc: Document, vm: ViewModel, h: Handlers): HTMLElement {
   const root = doc.createElement('div');
@@ -37,7 +57,12 @@ export function renderInspector(doc: Document, vm: ViewModel, h: Handlers): HTML
   backend.textContent = `TF.js backend (trainer process): ${vm.backend ?? 'not started yet'}${
     src ? ` · model: ${src.model ?? 'none (scripted; the mask check uses seeded random logits)'}` : ''
   }`;
-  header.append(h1, info, backend);
+  header.append(
+    walkButtons(doc, (d) => h.onWalk?.(d)),
+    h1,
+    info,
+    backend,
+  );
   if (h.onDashboard && src?.run) {
     const link = doc.createElement('button');
     link.className = 'link-button';

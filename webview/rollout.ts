@@ -5,6 +5,7 @@
  */
 import { OWNER_NAMES } from '../src/core/gym/episode.js';
 import type { RolloutFileSummary, RolloutView } from '../src/core/rollouts/view.js';
+import { walkButtons } from './page.js';
 import { renderTokenStrip, type StripEpisode } from './strip.js';
 
 /** What the rollout page shows. */
@@ -20,6 +21,8 @@ export interface RolloutModel {
 export interface RolloutHandlers {
   /** Go to the previous (-1) or next (1) record with findings (of one rule, or any). */
   onNavigate?(direction: -1 | 1, rule: string | null): void;
+  /** Previous (-1) or next (1) row of the episode table's filtered list. */
+  onWalk?(direction: -1 | 1): void;
 }
 
 const OWNER_HELP: Record<string, string> = {
@@ -203,6 +206,7 @@ export function renderRolloutPage(
   const root = el(doc, 'div', 'inspector rollout');
   const v = m.view;
   const header = el(doc, 'header', '');
+  header.appendChild(walkButtons(doc, (d) => h.onWalk?.(d)));
   header.appendChild(el(doc, 'h1', '', m.title));
   const trained = v.lossMask.reduce((a, b) => a + b, 0);
   const info = [

@@ -68,6 +68,8 @@ export interface Handlers {
   onRetrain?(): void;
   onRerunShown?(i: number): void;
   onDashboard?(): void;
+  /** Previous (-1) or next (1) row of the episode table's filtered list. */
+  onWalk?(direction: -1 | 1): void;
 }
 
 /**

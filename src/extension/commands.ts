@@ -6,6 +6,7 @@ import { makeRLConfig } from '../core/rl/config.js';
 import type { Job, RunResult } from '../protocol/trainer.js';
 import type { Dashboard } from './dashboard.js';
 import { outcomeFromStep } from './episode-source.js';
+import type { EpisodeTablePanel } from './episode-table.js';
 import type { Inspector } from './inspector.js';
 import type { EpisodeEntry } from './run-index.js';
 import type { Node, RunTreeProvider } from './run-tree.js';
@@ -53,6 +54,7 @@ export class Commands {
     private readonly inspector: Inspector,
     private readonly dashboard: Dashboard,
     private readonly output: vscode.OutputChannel,
+    private readonly table: Pick<EpisodeTablePanel, 'show'>,
   ) {}
 
   private log(line: string): void {
@@ -442,6 +444,51 @@ export class Commands {
   async openEpisode(n?: Node): Promise<void> {
     if (n?.kind !== 'episode') return;
     await this.openEpisodeEntry(n.dir, n.entry);
+  }
+
+  /** Open the episode `index` of `step` of a run (from the episode table). */
+  async openRunEpisode(dir: string, step: number, index: number): Promise<void> {
+    const ix = this.tree.index(dir);
+    await ix.update();
+    const entry = (ix.byStep.get(step) ?? []).find((e) => e.index === index);
+    if (!entry) {
+      void vscode.window.showErrorMessage(
+        `Episode Lab: ${path.basename(dir)} has no episode ${index} in step ${step}`,
+      );
+      return;
+    }
+    await this.openEpisodeEntry(dir, entry);
+  }
+
+  /** Open a run's episodes or an opened rollout file's records in the episode table. */
+  async browseEpisodes(n?: Node): Promise<void> {
+    if (n?.kind === 'run') return this.table.show({ kind: 'run', id: n.dir });
+    if (n?.kind === 'rolloutFile') return this.table.show({ kind: 'file', id: n.file });
+    await this.tree.refresh();
+    const root = Commands.runsRoot();
+    const items = [
+      ...this.tree.rollouts
+        .list()
+        .filter((r) => r.summary)
+        .map((r) => ({
+          label: `$(file-code) ${path.basename(r.ref.file)}`,
+          description: r.ref.file,
+          source: { kind: 'file' as const, id: r.ref.file },
+        })),
+      ...this.tree.runs().map((r) => ({
+        label: root ? path.relative(root, r.dir) : r.name,
+        description: `${r.episodes.length} episodes`,
+        source: { kind: 'run' as const, id: r.dir },
+      })),
+    ];
+    if (!items.length) {
+      void vscode.window.showInformationMessage(
+        'Episode Lab: no runs or rollout files yet: sample, train, or open a rollout file.',
+      );
+      return;
+    }
+    const pick = await vscode.window.showQuickPick(items, { title: 'Browse the episodes of…' });
+    if (pick) this.table.show(pick.source);
   }
 
   private async openEpisodeEntry(dir: string, entry: EpisodeEntry): Promise<void> {

@@ -2,9 +2,12 @@
  * The VS Code extension: a thin layer over the core library. `activate` only registers things:
  * the commands, the run explorer, the inspector's serializer and the trainer process bridge.
  */
+
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { Commands } from './commands.js';
 import { DASHBOARD_VIEW_TYPE, Dashboard } from './dashboard.js';
+import { EpisodeTablePanel, TABLE_VIEW_TYPE } from './episode-table.js';
 import { INSPECTOR_VIEW_TYPE, Inspector } from './inspector.js';
 import { RunTreeProvider } from './run-tree.js';
 import { TrainerClient } from './trainer-client.js';
@@ -30,8 +33,26 @@ export function activate(context: vscode.ExtensionContext): void {
       else tree.active.delete(dir);
       void tree.refresh();
     },
+    walk: (direction) => table.walk(direction),
   });
-  const commands = new Commands(trainer, tree, treeView, inspector, dashboard, output);
+  const table = new EpisodeTablePanel(context.extensionUri, trainer, log, {
+    open: async (source, key) => {
+      if (source.kind === 'run') {
+        const [step, index] = key.split(':').map(Number);
+        await commands.openRunEpisode(source.id, step, index);
+      } else {
+        const opened = tree.rollouts.get(source.id);
+        if (opened?.summary) await inspector.showRollout(opened.ref, opened.summary, Number(key));
+      }
+    },
+    rolloutSummary: (file) => tree.rollouts.get(file)?.summary ?? null,
+    allowedRun: (dir) => {
+      const root = Commands.runsRoot();
+      const rel = root ? path.relative(root, path.resolve(dir)) : '..';
+      return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
+    },
+  });
+  const commands = new Commands(trainer, tree, treeView, inspector, dashboard, output, table);
 
   // The run explorer refreshes on file changes (runs written by the CLI too) and on each step.
   const watcher = vscode.workspace.createFileSystemWatcher('**/.episode-lab/runs/**');
@@ -45,6 +66,7 @@ export function activate(context: vscode.ExtensionContext): void {
     treeView,
     inspector,
     dashboard,
+    table,
     tree.onDidChangeTreeData(() => dashboard.schedule()),
     watcher,
     watcher.onDidCreate(refresh),
@@ -63,6 +85,9 @@ export function activate(context: vscode.ExtensionContext): void {
       commands.openEpisode(n),
     ),
     register('episodeLab.refreshRuns', refresh),
+    register('episodeLab.browseEpisodes', (n?: Parameters<Commands['browseEpisodes']>[0]) =>
+      commands.browseEpisodes(n),
+    ),
     register('episodeLab.openRolloutFile', (uri?: vscode.Uri) => commands.openRolloutFile(uri)),
     register('episodeLab.openInEpisodeLab', (uri?: vscode.Uri) => commands.openRolloutFile(uri)),
     register('episodeLab.openRecord', (n?: Parameters<Commands['openRecord']>[0]) => commands.openRecord(n)),
@@ -72,6 +97,11 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.window.registerWebviewPanelSerializer(DASHBOARD_VIEW_TYPE, {
       async deserializeWebviewPanel(panel, state) {
         dashboard.revive(panel, state);
+      },
+    }),
+    vscode.window.registerWebviewPanelSerializer(TABLE_VIEW_TYPE, {
+      async deserializeWebviewPanel(panel, state) {
+        table.revive(panel, state);
       },
     }),
     vscode.window.registerWebviewPanelSerializer(INSPECTOR_VIEW_TYPE, {

@@ -36,6 +36,8 @@ export interface InspectorHooks {
   openDashboard(roots: string[]): void;
   /** A job wrote (or finished) a run folder: refresh the explorer. */
   runChanged(dir: string, active: boolean): void;
+  /** Show the next (1) or previous (-1) row of the episode table; false when there is none. */
+  walk?(direction: -1 | 1): Promise<boolean>;
 }
 
 const RETRAIN_UNAVAILABLE = 'this trainer build has no retrain job';
@@ -257,6 +259,14 @@ export class Inspector implements vscode.Disposable {
         .ensureStarted()
         .catch(() => {})
         .then(() => this.postShow());
+      return;
+    }
+    if (m.type === 'walk') {
+      const moved = (await this.hooks.walk?.(m.direction)) ?? false;
+      if (!moved)
+        void vscode.window.showInformationMessage(
+          `Episode Lab: no ${m.direction === 1 ? 'next' : 'previous'} row: open an episode from the episode table (Browse Episodes) to walk its filtered list`,
+        );
       return;
     }
     if (m.type === 'rolloutNav') {

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import type { Parsed } from '../protocol/trainer.js';
 
-export type WebviewView = 'inspector' | 'dashboard';
+export type WebviewView = 'inspector' | 'dashboard' | 'table';
 
 const EMPTY_STYLE_HASH = 'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=';
 

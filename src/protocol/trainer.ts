@@ -13,6 +13,7 @@
  * declared once and shared with the webview protocol (webview.ts), which forwards some of them.
  */
 import * as v from 'valibot';
+import type { EpisodeTable } from '../core/browse/episode-table.js';
 import { type ContextPolicy, ContextPolicySchema } from '../core/context/policy.js';
 import {
   SCRIPTED_POLICIES,
@@ -202,6 +203,9 @@ export const RolloutSampleJobSchema = strictEntries({
   bytes: int(0, 2 ** 31 - 1),
 });
 
+/** The episode table of a run (read in the trainer process: a run can hold 100 000 episodes). */
+export const EpisodeTableJobSchema = strictEntries({ kind: v.literal('episodeTable'), runDir: Folder });
+
 export const JOB_KINDS = [
   'sampleScripted',
   'maskCheck',
@@ -214,6 +218,7 @@ export const JOB_KINDS = [
   'retrain',
   'rolloutOpen',
   'rolloutSample',
+  'episodeTable',
 ] as const;
 
 const JOB_SCHEMAS = [
@@ -228,6 +233,7 @@ const JOB_SCHEMAS = [
   RetrainJobSchema,
   RolloutOpenJobSchema,
   RolloutSampleJobSchema,
+  EpisodeTableJobSchema,
 ] as const;
 
 /** Any job: the `kind` picks the schema. */
@@ -265,7 +271,10 @@ export type RetrainJob = Omit<v.InferOutput<typeof RetrainJobSchema>, 'policy'> 
 export type RolloutOpenJob = v.InferOutput<typeof RolloutOpenJobSchema>;
 export type RolloutSampleJob = v.InferOutput<typeof RolloutSampleJobSchema>;
 
+export type EpisodeTableJob = v.InferOutput<typeof EpisodeTableJobSchema>;
+
 export type Job =
+  | EpisodeTableJob
   | RolloutOpenJob
   | RolloutSampleJob
   | SampleScriptedJob
@@ -343,6 +352,7 @@ export interface JobResults {
   retrain: RunResult;
   rolloutOpen: RolloutFileSummary;
   rolloutSample: { views: RolloutView[] };
+  episodeTable: { table: EpisodeTable; warnings: string[] };
 }
 export type JobResult = JobResults[JobKind];
 
@@ -515,6 +525,48 @@ export const RolloutViewSchema = strict({
 
 const RolloutSampleResultSchema = strict({ views: list(RolloutViewSchema, 0, 1000) });
 
+/** The most rows a table carries (a run of 625 steps of 160 episodes). */
+export const MAX_TABLE_ROWS = 100_000;
+
+const NullableNumberColumn = v.custom<(number | null)[]>(
+  (x) =>
+    Array.isArray(x) &&
+    x.length <= MAX_TABLE_ROWS &&
+    x.every((n) => n === null || (typeof n === 'number' && Number.isFinite(n))),
+  `expected at most ${MAX_TABLE_ROWS} numbers or null`,
+);
+const NullableStringColumn = v.custom<(string | null)[]>(
+  (x) =>
+    Array.isArray(x) &&
+    x.length <= MAX_TABLE_ROWS &&
+    x.every((s) => s === null || (typeof s === 'string' && s.length < 10_000)),
+  `expected at most ${MAX_TABLE_ROWS} strings or null`,
+);
+
+export const EpisodeTableSchema = v.pipe(
+  strict({
+    keys: strings(MAX_TABLE_ROWS),
+    step: NullableNumberColumn,
+    index: NullableNumberColumn,
+    task: NullableStringColumn,
+    kind: NullableStringColumn,
+    group: NullableNumberColumn,
+    pass: NullableNumberColumn,
+    reward: NullableNumberColumn,
+    advantage: NullableNumberColumn,
+    turns: NullableNumberColumn,
+    stop: NullableStringColumn,
+    invalid: NullableNumberColumn,
+    tokens: NullableNumberColumn,
+    flags: NullableStringColumn,
+    text: strings(MAX_TABLE_ROWS),
+  }),
+  v.check(
+    (t) => Object.values(t).every((c) => (c as unknown[]).length === t.keys.length),
+    'expected every column to have one entry per row',
+  ),
+);
+
 const RESULT_SCHEMAS = {
   sampleScripted: RunResultSchema,
   maskCheck: MaskCheckResultSchema,
@@ -527,6 +579,7 @@ const RESULT_SCHEMAS = {
   retrain: RunResultSchema,
   rolloutOpen: RolloutFileSummarySchema,
   rolloutSample: RolloutSampleResultSchema,
+  episodeTable: strict({ table: EpisodeTableSchema, warnings: list(anyText(10_000), 0, 1000) }),
 } as const;
 
 const RecipeInfoSchema = strict({ name: text(80), section: text(40), title: anyText(400), trains: bool() });
@@ -579,6 +632,7 @@ const DoneSchema = v.variant(
     doneSchema('retrain'),
     doneSchema('rolloutOpen'),
     doneSchema('rolloutSample'),
+    doneSchema('episodeTable'),
   ],
   (i) => `expected a job kind, got ${show(i.input)}`,
 );

@@ -20,21 +20,36 @@
  * after a window reload) is an `InspectorState`; the dashboard's is a `DashboardState`.
  */
 import * as v from 'valibot';
+import { COLUMNS, type Column, type EpisodeTable } from '../core/browse/episode-table.js';
 import { type ContextPolicy, ContextPolicySchema } from '../core/context/policy.js';
 import { type TrajectoryJSON, TrajectoryJSONSchema } from '../core/gym/trajectory-json.js';
 import { MASK_BUGS, type MaskBug } from '../core/rl/mask-bugs.js';
 import type { MaskCheckResult } from '../core/rl/mask-check.js';
 import type { RolloutFileSummary, RolloutView } from '../core/rollouts/view.js';
-import { anyText, bool, finite, int, list, oneOf, parse, show, strict, text } from '../core/schema.js';
+import {
+  anyText,
+  bool,
+  finite,
+  int,
+  list,
+  oneOf,
+  parse,
+  show,
+  strict,
+  strings,
+  text,
+} from '../core/schema.js';
 import {
   type CreditResult,
   CreditResultSchema,
+  EpisodeTableSchema,
   type EvalContextResult,
   EvalContextResultSchema,
   MAX_EVAL_POLICIES,
   MAX_PATH,
   MAX_RERUN_EPISODES,
   MAX_RETRAIN_STEPS,
+  MAX_TABLE_ROWS,
   MaskCheckResultSchema,
   messageName,
   type Parsed,
@@ -92,7 +107,9 @@ export type FromWebview =
   | { type: 'retrain'; requestId: number; policy: ContextPolicy; steps: number }
   | { type: 'openDashboard' }
   /** Show the previous or next record with findings (of one rule, or any) of the rollout file shown. */
-  | { type: 'rolloutNav'; direction: -1 | 1; rule: string | null };
+  | { type: 'rolloutNav'; direction: -1 | 1; rule: string | null }
+  /** Show the previous or next row of the episode table's filtered order. */
+  | { type: 'walk'; direction: -1 | 1 };
 
 export interface InspectorState {
   episode: TrajectoryJSON;
@@ -243,6 +260,7 @@ const FromWebviewSchema = v.variant(
       steps: int(1, MAX_RETRAIN_STEPS),
     }),
     v.strictObject({ type: v.literal('openDashboard') }),
+    v.strictObject({ type: v.literal('walk'), direction: v.picklist([-1, 1], 'expected -1 or 1') }),
     v.strictObject({
       type: v.literal('rolloutNav'),
       direction: v.picklist([-1, 1], 'expected -1 or 1'),
@@ -386,4 +404,87 @@ export function parseFromDashboard(x: unknown): Parsed<FromDashboard> {
 export function parseDashboardState(x: unknown): DashboardState | null {
   const r = parse(DashboardStateSchema, x, 'state');
   return r.ok ? r.value : null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The episode table
+//   host -> webview   table {title, source, table}   selected {key}
+//   webview -> host   ready   open {key, list}   list {keys}
+// ---------------------------------------------------------------------------------------------
+
+/** What a table lists: a run's episodes or a rollout file's records. */
+export interface TableSource {
+  kind: 'run' | 'file';
+  /** The run folder or the file. */
+  id: string;
+}
+
+const TableSourceSchema = strict({ kind: oneOf(['run', 'file'] as const), id: anyText(MAX_PATH) });
+
+export type ToTable =
+  | { type: 'table'; title: string; source: TableSource; table: EpisodeTable; notes: string[] }
+  | { type: 'selected'; key: string };
+
+export type FromTable =
+  | { type: 'ready' }
+  /** Open a row in the inspector; `list` is the filtered, sorted order to walk with next/previous. */
+  | { type: 'open'; key: string; list: string[] }
+  | { type: 'list'; keys: string[] };
+
+/** What the table keeps across a reload. */
+export interface TableState {
+  source: TableSource;
+  query: string;
+  sort: { column: Column; descending: boolean } | null;
+  selected: string | null;
+}
+
+const Keys = strings(MAX_TABLE_ROWS);
+
+const ToTableSchema = v.variant(
+  'type',
+  [
+    v.strictObject({
+      type: v.literal('table'),
+      title: Label,
+      source: TableSourceSchema,
+      table: EpisodeTableSchema,
+      notes: list(anyText(10_000), 0, 50),
+    }),
+    v.strictObject({ type: v.literal('selected'), key: anyText(200) }),
+  ],
+  (i) => `unknown message type ${show(i.input)}`,
+);
+
+const FromTableSchema = v.variant(
+  'type',
+  [
+    v.strictObject({ type: v.literal('ready') }),
+    v.strictObject({ type: v.literal('open'), key: anyText(200), list: Keys }),
+    v.strictObject({ type: v.literal('list'), keys: Keys }),
+  ],
+  (i) => `unknown message type ${show(i.input)}`,
+);
+
+const TableStateSchema = strict({
+  source: TableSourceSchema,
+  query: anyText(2000),
+  sort: v.nullable(strict({ column: oneOf(COLUMNS), descending: bool() })),
+  selected: v.nullable(anyText(200)),
+});
+
+/** Check a message arriving in the episode table webview. */
+export function parseToTable(x: unknown): Parsed<ToTable> {
+  return parseMessage<ToTable>(ToTableSchema, x);
+}
+
+/** Check a message arriving in the host from the episode table webview. */
+export function parseFromTable(x: unknown): Parsed<FromTable> {
+  return parseMessage<FromTable>(FromTableSchema, x);
+}
+
+/** Check the table's saved state; null when unusable. */
+export function parseTableState(x: unknown): TableState | null {
+  const r = parse(TableStateSchema, x, 'state');
+  return r.ok ? (r.value as TableState) : null;
 }

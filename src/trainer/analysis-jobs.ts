@@ -24,7 +24,6 @@ import {
   gaeAdvantages,
   perCallRewards,
   perCallRewardsOf,
-  turnAdvantages,
   turnGae,
 } from '../core/rl/advantages.js';
 import { DEFAULT_RL_CONFIG, envOptions, makeRLConfig, type RLConfig } from '../core/rl/config.js';

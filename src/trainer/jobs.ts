@@ -12,6 +12,8 @@ import { buildTokenizer } from '../core/gym/tokenizer.js';
 import { runRecipe } from '../core/recipes/index.js';
 import { makeRLConfig, type RLConfig } from '../core/rl/config.js';
 import { maskCheck } from '../core/rl/mask-check.js';
+import { runTable } from '../core/runs/episode-table.js';
+import { readEpisodes } from '../core/runs/run-files.js';
 import { sampleModelRun } from '../core/runs/sample-model.js';
 import { sampleScriptedRun } from '../core/runs/sample-scripted.js';
 import { freshRunDir, trainRun } from '../core/runs/train-run.js';
@@ -142,6 +144,11 @@ export const jobs: JobRegistry = {
   },
   async rolloutSample(job) {
     return rolloutSample(job);
+  },
+  async episodeTable(job) {
+    const warnings: string[] = [];
+    const episodes = readEpisodes(job.runDir, { warnings });
+    return { table: runTable(episodes, tok), warnings };
   },
   async sampleModel(job, ctx) {
     return sampleModelRun(

@@ -120,7 +120,11 @@ async function runCommand(page: Page, title: string): Promise<void> {
 }
 
 /** A webview's document (the inner frame whose #app has this data-view and is shown), polled until it appears. */
-async function webviewFrame(page: Page, view: 'inspector' | 'dashboard', ms = 30_000): Promise<Frame> {
+async function webviewFrame(
+  page: Page,
+  view: 'inspector' | 'dashboard' | 'table',
+  ms = 30_000,
+): Promise<Frame> {
   const end = Date.now() + ms;
   while (Date.now() < end) {
     for (const f of page.frames()) {
@@ -231,7 +235,14 @@ test('Episode Lab in code-server: sample, explore, inspect, debug the mask', {
     .readFileSync(path.join(runsRoot, 'e2e', 'episodes.jsonl'), 'utf8')
     .trim()
     .split('\n')
-    .map((l) => JSON.parse(l) as { step: number; index: number; info: { n_turns: number } });
+    .map(
+      (l) =>
+        JSON.parse(l) as {
+          step: number;
+          index: number;
+          info: { n_turns: number; hidden_pass: boolean; submitted: boolean };
+        },
+    );
   const target = trained.find((e) => e.step === 0 && e.index === 3);
   assert.equal(target?.info.n_turns, 5, "the trained run's episode 3 of step 0 has 5 calls (seed 0)");
   say('trained a 2-step run with the CLI');
@@ -499,6 +510,38 @@ test('Episode Lab in code-server: sample, explore, inspect, debug the mask', {
     await page.locator('.monaco-workbench.vs-dark').waitFor({ timeout: 20_000 });
     await page.waitForTimeout(500);
     await shot(page, 'rollout-dark');
+
+    // 12. The episode table of the trained run: filter to the failed episodes, open one, walk the
+    // filtered list from the inspector with the keyboard.
+    await runCommand(page, 'Episode Lab: Browse Episodes');
+    await pickRow(page, 'Browse the episodes of', 'e2e');
+    const table = await webviewFrame(page, 'table');
+    await table.locator('.grid-row').first().waitFor({ timeout: 30_000 });
+    assert.equal(await table.locator('#app').getAttribute('data-rows'), String(trained.length));
+    const failed = trained.filter((e) => !(e.info.submitted && e.info.hidden_pass)).length;
+    await table.locator('#query').fill('pass = no');
+    await table.locator(`#app[data-rows="${failed}"]`).waitFor({ timeout: 10_000 });
+    assert.ok(failed >= 2, `the trained run has ${failed} failed episodes`);
+    assert.equal(await table.locator('.grid-row .col-pass', { hasText: 'yes' }).count(), 0);
+    await shot(page, 'table-dark');
+    const firstKey = await table.locator('.grid-row').first().getAttribute('data-key');
+    await table.locator('.grid-row').first().click();
+    let insp = await webviewFrame(page, 'inspector');
+    const [s0, i0] = (firstKey ?? '0:0').split(':');
+    await insp.locator('header h1', { hasText: `step ${s0} · episode ${i0}` }).waitFor({ timeout: 30_000 });
+    await insp.locator('#walk-next').click();
+    insp = await webviewFrame(page, 'inspector');
+    await insp
+      .locator('header h1', { hasNotText: `step ${s0} · episode ${i0}` })
+      .waitFor({ timeout: 30_000 });
+    const second = (await insp.locator('header h1').textContent()) ?? '';
+    const secondKey = /step (\d+) · episode (\d+)/.exec(second);
+    assert.ok(secondKey, second);
+    const keys = await table
+      .locator('.grid-row')
+      .evaluateAll((rows) => rows.map((r) => (r as HTMLElement).dataset.key));
+    assert.equal(`${secondKey[1]}:${secondKey[2]}`, keys[1], 'next walks the filtered order');
+    say(`episode table: ${failed} failed episodes; opened one and walked to the next`);
 
     const csp = consoleErrors.filter((e) => /Content Security Policy|Refused to/.test(e));
     assert.deepEqual(csp, [], 'no CSP violation');

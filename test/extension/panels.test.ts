@@ -241,9 +241,15 @@ describe('the Open Rollout File command', () => {
     });
     const d = new ext.Dashboard(extensionUri, tree, () => {});
     const lines: string[] = [];
-    const cmds = new ext.Commands(trainer as never, tree, { reveal: async () => {} } as never, ins, d, {
-      appendLine: (l: string) => lines.push(l),
-    } as never);
+    const cmds = new ext.Commands(
+      trainer as never,
+      tree,
+      { reveal: async () => {} } as never,
+      ins,
+      d,
+      { appendLine: (l: string) => lines.push(l) } as never,
+      { show: () => {} },
+    );
     state.config.tokenizer = '/models/qwen3';
     await cmds.openRolloutFile(Uri.file(s.file) as never);
     assert.deepEqual(started[0], {
@@ -277,6 +283,7 @@ describe('the Open Rollout File command', () => {
       ins,
       new ext.Dashboard(extensionUri, tree, () => {}),
       { appendLine: () => {} } as never,
+      { show: () => {} },
     );
     await cmds.openRolloutFile(Uri.file('/nope.jsonl') as never);
     assert.match(state.errors[0], /no rolloutOpen here/);

@@ -16,7 +16,6 @@ import {
   groupAdvantages,
   perCallRewards,
   returnsToGo,
-  turnAdvantages,
   turnGae,
 } from '../rl/advantages.js';
 import { makeRLConfig } from '../rl/config.js';

@@ -494,9 +494,3 @@ export function callTable(
     };
   });
 }
-
-const sumRange = (x: readonly number[], start: number, end: number) => {
-  let s = 0;
-  for (let i = start; i <= end; i++) s += x[i];
-  return s;
-};

@@ -1,0 +1,208 @@
+/**
+ * The episode table panel (one at a time): a run's episodes (read in the trainer process) or a
+ * rollout file's records, filtered and sorted in the webview. Opening a row shows it in the
+ * inspector beside; the filtered order is kept here so that the inspector's next/previous walk it.
+ * A serializer restores the table after a window reload, for a folder in the workspace's runs or a
+ * rollout file opened in this window.
+ */
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { type EpisodeTable, emptyTable, pushRow } from '../core/browse/episode-table.js';
+import type { RolloutFileSummary } from '../core/rollouts/view.js';
+import {
+  type FromTable,
+  parseFromTable,
+  parseTableState,
+  type TableSource,
+  type ToTable,
+} from '../protocol/webview.js';
+import type { TrainerClient } from './trainer-client.js';
+import { attachPanel, panelOptions } from './webview-panel.js';
+
+export const TABLE_VIEW_TYPE = 'episodeLab.episodes';
+
+/** The records of a rollout file as table rows: the record number and the rules found in it. */
+export function fileTable(s: RolloutFileSummary): EpisodeTable {
+  const rules = new Map<number, string[]>();
+  for (const r of s.rules) for (const rec of r.records) rules.set(rec, [...(rules.get(rec) ?? []), r.rule]);
+  const t = emptyTable();
+  for (let r = 0; r < s.records; r++) {
+    if (!s.lengths[r]) continue;
+    pushRow(t, {
+      key: String(r),
+      text: (rules.get(r) ?? []).join(' '),
+      step: null,
+      index: r + 1,
+      task: null,
+      kind: null,
+      group: null,
+      pass: null,
+      reward: null,
+      advantage: null,
+      turns: null,
+      stop: null,
+      invalid: s.findingsPerRecord[r] ?? 0,
+      tokens: null,
+      flags: rules.get(r)?.join(',') ?? null,
+    });
+  }
+  return t;
+}
+
+export interface TableHooks {
+  /** Open a row: an episode of a run (`step:index`) or a record of a rollout file. */
+  open(source: TableSource, key: string): Promise<void>;
+  /** The summary of an opened rollout file (null: not opened in this window). */
+  rolloutSummary(file: string): RolloutFileSummary | null;
+  /** Is this folder one the table may read (inside the workspace's runs)? */
+  allowedRun(dir: string): boolean;
+}
+
+export class EpisodeTablePanel implements vscode.Disposable {
+  private panel: vscode.WebviewPanel | null = null;
+  private source: TableSource | null = null;
+  private ready = false;
+  /** The filtered, sorted order of the table, and where the inspector is in it. */
+  private list: string[] = [];
+  private position = -1;
+
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly trainer: TrainerClient,
+    private readonly log: (line: string) => void,
+    private readonly hooks: TableHooks,
+  ) {}
+
+  get isOpen(): boolean {
+    return this.panel !== null;
+  }
+
+  /** Show a run's episodes or a rollout file's records. */
+  show(source: TableSource): void {
+    this.source = source;
+    if (!this.panel) {
+      const panel = vscode.window.createWebviewPanel(
+        TABLE_VIEW_TYPE,
+        'Episodes',
+        { viewColumn: vscode.ViewColumn.Active, preserveFocus: false },
+        panelOptions(this.extensionUri),
+      );
+      this.attach(panel);
+    } else {
+      this.panel.reveal(undefined, false);
+      void this.send();
+    }
+    this.panel!.title = `Episodes: ${path.basename(source.id)}`;
+  }
+
+  /** Restore the table after a window reload, if its source may still be read. */
+  revive(panel: vscode.WebviewPanel, state: unknown): void {
+    const s = parseTableState(state);
+    const ok =
+      s !== null &&
+      (s.source.kind === 'run'
+        ? this.hooks.allowedRun(s.source.id)
+        : this.hooks.rolloutSummary(s.source.id) !== null);
+    if (state !== undefined && !ok)
+      this.log(
+        'episode table: the saved table is not in this workspace (or its file is not open); opening empty',
+      );
+    this.source = ok ? s!.source : null;
+    panel.webview.options = panelOptions(this.extensionUri);
+    this.attach(panel);
+  }
+
+  private attach(panel: vscode.WebviewPanel): void {
+    this.panel?.dispose();
+    this.panel = panel;
+    this.ready = false;
+    attachPanel(panel, {
+      extensionUri: this.extensionUri,
+      view: 'table',
+      title: 'Episodes',
+      parse: parseFromTable,
+      onMessage: (m) => this.handle(m),
+      log: this.log,
+      onDispose: () => {
+        if (this.panel === panel) {
+          this.panel = null;
+          this.ready = false;
+        }
+      },
+    });
+  }
+
+  private post(m: ToTable): void {
+    void this.panel?.webview.postMessage(m);
+  }
+
+  /** Build the table of the source and send it. */
+  private async send(): Promise<void> {
+    const source = this.source;
+    if (!source || !this.ready) return;
+    const started = Date.now();
+    try {
+      let table: EpisodeTable;
+      let notes: string[] = [];
+      if (source.kind === 'run') {
+        const job = await this.trainer.start({ kind: 'episodeTable', runDir: source.id });
+        const r = await job.result;
+        table = r.table;
+        notes = r.warnings;
+      } else {
+        const s = this.hooks.rolloutSummary(source.id);
+        if (!s) throw new Error(`${source.id} is not open: open it with Episode Lab: Open Rollout File…`);
+        table = fileTable(s);
+        notes = s.notes;
+      }
+      if (this.source !== source) return; // another table was asked for meanwhile
+      this.post({ type: 'table', title: path.basename(source.id), source, table, notes });
+      this.log(`episode table: ${table.keys.length} rows of ${source.id} in ${Date.now() - started} ms`);
+    } catch (e) {
+      const message = (e as Error).message;
+      this.log(`episode table: ${message}`);
+      void vscode.window.showErrorMessage(`Episode Lab: ${message}`);
+    }
+  }
+
+  private async handle(m: FromTable): Promise<void> {
+    switch (m.type) {
+      case 'ready':
+        this.ready = true;
+        await this.send();
+        return;
+      case 'list':
+        this.list = m.keys;
+        return;
+      case 'open':
+        this.list = m.list;
+        this.position = m.list.indexOf(m.key);
+        if (this.source) await this.hooks.open(this.source, m.key);
+        return;
+    }
+  }
+
+  /**
+   * Open the next (1) or previous (-1) row of the table's filtered order in the inspector; false
+   * when there is none (no table, or the end of the list).
+   */
+  async walk(direction: -1 | 1): Promise<boolean> {
+    if (!this.source || this.position < 0) return false;
+    const next = this.position + direction;
+    if (next < 0 || next >= this.list.length) return false;
+    this.position = next;
+    const key = this.list[next];
+    this.post({ type: 'selected', key });
+    await this.hooks.open(this.source, key);
+    return true;
+  }
+
+  /** Where the inspector is in the table's order: `k of n`, or null without a table. */
+  where(): { at: number; of: number } | null {
+    return this.source && this.position >= 0 ? { at: this.position, of: this.list.length } : null;
+  }
+
+  dispose(): void {
+    this.panel?.dispose();
+  }
+}

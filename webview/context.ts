@@ -188,7 +188,7 @@ export function renderCrossTable(doc: Document, cells: readonly EvalCell[]): HTM
   cap.textContent = `Held-out pass rate (turns) by training context (rows) and evaluation context (columns): ${models.length} x ${contexts.length}`;
   const thead = doc.createElement('thead');
   const hr = doc.createElement('tr');
-  for (const t of ['model \\\\ evaluated under', ...contexts]) {
+  for (const t of ['model \\ evaluated under', ...contexts]) {
     const th = doc.createElement('th');
     th.textContent = t;
     hr.appendChild(th);

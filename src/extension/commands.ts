@@ -528,17 +528,33 @@ export class Commands {
     const opened = this.tree.rollouts.open({ file, tokenizer });
     this.tree.rolloutsChanged();
     const name = path.basename(file);
+    // First index it (fast) and show its first record; then lint it whole, with progress.
+    try {
+      const quick = await (
+        await this.trainer.start({ kind: 'rolloutOpen', file, tokenizer, format: 'auto', lint: false })
+      ).result;
+      opened.summary = quick;
+      this.tree.rolloutsChanged();
+      const first = quick.lengths.findIndex((n) => n > 0);
+      if (first >= 0) void this.inspector.showRollout(opened.ref, quick, first);
+    } catch (e) {
+      opened.error = (e as Error).message;
+      this.tree.rolloutsChanged();
+      this.log(`${name}: ${opened.error}`);
+      void vscode.window.showErrorMessage(`Episode Lab: ${opened.error}`);
+      return;
+    }
     await vscode.window.withProgress(
       {
         location: vscode.ProgressLocation.Notification,
-        title: `Episode Lab: reading ${name}`,
+        title: `Episode Lab: linting ${name}`,
         cancellable: true,
       },
       async (progress, token) => {
         let last = 0;
         try {
           const running = await this.trainer.start(
-            { kind: 'rolloutOpen', file, tokenizer, format: 'auto' },
+            { kind: 'rolloutOpen', file, tokenizer, format: 'auto', lint: true },
             {
               onProgress: (step, total, message) => {
                 const pct = (100 * step) / Math.max(total, 1);
@@ -557,14 +573,14 @@ export class Commands {
           );
           for (const note of summary.notes) this.log(`${name}: ${note}`);
           this.tree.rolloutsChanged();
+          // Show the first record with findings (the inspector shows the file's findings now).
           const first = summary.findingsPerRecord.findIndex((n) => n > 0);
           const record = first >= 0 ? first : summary.lengths.findIndex((n) => n > 0);
           if (record >= 0) await this.inspector.showRollout(opened.ref, summary, record);
         } catch (e) {
-          opened.error = (e as Error).message;
-          this.tree.rolloutsChanged();
-          this.log(`${name}: ${opened.error}`);
-          void vscode.window.showErrorMessage(`Episode Lab: ${opened.error}`);
+          const message = (e as Error).message;
+          this.log(`${name}: ${message}`);
+          void vscode.window.showErrorMessage(`Episode Lab: ${message}`);
         }
       },
     );

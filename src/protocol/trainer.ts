@@ -190,6 +190,8 @@ export const RolloutOpenJobSchema = strictEntries({
   /** A folder with tokenizer.json and tokenizer_config.json; null: one beside the file, or none. */
   tokenizer: v.nullable(Folder),
   format: oneOf(['auto', ...ROLLOUT_FORMATS] as const),
+  /** False: only index the file (fast: the first record can be shown at once); true: lint it whole. */
+  lint: bool(),
 });
 
 export const RolloutSampleJobSchema = strictEntries({

@@ -6,6 +6,7 @@
  */
 import * as path from 'node:path';
 import {
+  detectFormat,
   type Finding,
   fileSummary,
   findTokenizerBeside,
@@ -16,6 +17,7 @@ import {
   type RolloutFileSummary,
   type RolloutTokenizer,
   type RolloutView,
+  readLineAt,
   readRecordAt,
   sampleView,
 } from '../core/rollouts/index.js';
@@ -58,6 +60,25 @@ export async function rolloutOpen(job: RolloutOpenJob, hooks: RolloutHooks): Pro
     hooks.progress(pct, 100, `${path.basename(job.file)}: ${pct} % read`);
   };
   const byRecord = new Map<number, Finding[]>();
+  if (!job.lint) {
+    // Index only: a format check of the first record and the byte offsets, then no findings yet.
+    const index = await indexLines(job.file, { signal: abort.signal });
+    const first = index.offsets.findIndex((_, i) => index.bytes[i] > 0);
+    if (first < 0) throw new Error(`${job.file}: no records (the file is empty)`);
+    const format = job.format !== 'auto' ? job.format : await detectFileFormat(job.file, index, first);
+    const empty = {
+      path: job.file,
+      format,
+      samples: 0,
+      findings: [],
+      rejections: [],
+      ownerSources: [],
+      cancelled: false,
+    };
+    const summary = fileSummary(empty, index, tok);
+    summary.notes.unshift('Linting the whole file: the findings appear when it is done.');
+    return summary;
+  }
   const lint = await lintFile(job.file, {
     tok,
     format: job.format,
@@ -78,6 +99,20 @@ export async function rolloutOpen(job: RolloutOpenJob, hooks: RolloutHooks): Pro
   if (tok === undefined && job.tokenizer === null && !findTokenizerBeside(job.file))
     summary.notes.push('No tokenizer folder was given or found beside the file.');
   return summary;
+}
+
+/** The format of a file from its first record (an error names the fields found and expected). */
+async function detectFileFormat(file: string, index: { offsets: number[]; bytes: number[] }, first: number) {
+  const text = await readLineAt(file, index.offsets[first], index.bytes[first]);
+  let record: unknown;
+  try {
+    record = JSON.parse(text);
+  } catch (e) {
+    throw new Error(`${file}: line ${first + 1} is not JSON (${(e as Error).message})`);
+  }
+  const d = detectFormat(record);
+  if (!d.ok) throw new Error(`${file}: line ${first + 1}: ${d.error}`);
+  return d.value;
 }
 
 /** The samples of one record, with their findings (those of the whole-file lint included). */

@@ -252,19 +252,25 @@ describe('the Open Rollout File command', () => {
     );
     state.config.tokenizer = '/models/qwen3';
     await cmds.openRolloutFile(Uri.file(s.file) as never);
+    // First the index alone (the first record shows at once), then the whole-file lint.
     assert.deepEqual(started[0], {
       kind: 'rolloutOpen',
       file: s.file,
       tokenizer: '/models/qwen3',
       format: 'auto',
+      lint: false,
     });
+    assert.ok(started.some((j) => j.kind === 'rolloutOpen' && (j as { lint: boolean }).lint));
     const opened = tree.rollouts.get(s.file);
     assert.equal(opened?.summary?.records, 4);
     const roots = tree.getChildren();
     assert.equal(roots[0].kind, 'rolloutFile');
     const records = tree.getChildren(roots[0]);
     assert.equal(records.length, 4);
-    assert.equal((started[1] as { record: number }).record, 1, 'the first record with findings is shown');
+    const shown = started
+      .filter((j) => j.kind === 'rolloutSample')
+      .map((j) => (j as { record: number }).record);
+    assert.deepEqual(shown, [0, 1], 'record 0 at once, then the first record with findings');
     assert.ok(lines.some((l) => l.includes(`${path.basename(s.file)}: nemo-rl, 4 records, 3 findings`)));
   });
 

@@ -54,6 +54,7 @@ export function startInspector(app: HTMLElement): void {
     evalJob: idleJob(),
     retrainJob: idleJob(),
     retrained: null,
+    pinned: saved?.pinned ?? null,
   };
   /** A real trainer's rollout sample, when one is shown (instead of an episode of ours). */
   let rollout: RolloutModel | null = null;
@@ -71,6 +72,7 @@ export function startInspector(app: HTMLElement): void {
         ...(vm.source ? { source: vm.source } : {}),
         ...(vm.policy ? { policy: vm.policy } : {}),
         call: vm.call ?? null,
+        ...(vm.pinned ? { pinned: vm.pinned } : {}),
       });
   }
 
@@ -145,6 +147,14 @@ export function startInspector(app: HTMLElement): void {
     },
     onWalk(direction: -1 | 1): void {
       vscode.postMessage({ type: 'walk', direction });
+    },
+    onBrowse(query: string): void {
+      vscode.postMessage({ type: 'browse', query });
+    },
+    onPin(pin: boolean): void {
+      vm.pinned = pin && vm.episode ? { episode: vm.episode, title: vm.title } : null;
+      save();
+      render();
     },
   };
 

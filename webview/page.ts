@@ -4,11 +4,25 @@
  * messaging, no global state: inspector-main.ts owns those.
  */
 import { OWNER_NAMES } from '../src/core/gym/episode.js';
+import type { TrajectoryJSON } from '../src/core/gym/trajectory-json.js';
+import { renderComparePinned } from './compare.js';
 import { renderCompare, renderContextEditor } from './context.js';
 import { renderCredit } from './credit.js';
 import { renderMaskDebugger } from './mask-debugger.js';
 import { renderDetail, renderLegend, renderTokenStrip } from './strip.js';
 import { currentView, type Handlers, type ViewModel } from './view-model.js';
+
+/** Two episodes are the same when their titles and tokens are. */
+export function sameEpisode(
+  a: { episode: TrajectoryJSON; title: string },
+  b: { episode: TrajectoryJSON; title: string },
+): boolean {
+  return (
+    a.title === b.title &&
+    a.episode.ids.length === b.episode.ids.length &&
+    a.episode.ids.every((x, i) => x === b.episode.ids[i])
+  );
+}
 
 /** ◀ previous · next ▶: walk the episode table's filtered list (keys [ and ] too). */
 export function walkButtons(doc: Document, onWalk: (direction: -1 | 1) => void): HTMLElement {
@@ -63,6 +77,36 @@ export function renderInspector(doc: Document, vm: ViewModel, h: Handlers): HTML
     info,
     backend,
   );
+  if (h.onBrowse && src?.run) {
+    const links = doc.createElement('p');
+    links.className = 'browse-links';
+    const link = (id: string, label: string, query: string) => {
+      const b = doc.createElement('button');
+      b.className = 'link-button';
+      b.id = id;
+      b.textContent = label;
+      b.title = `The episode table with: ${query}`;
+      b.addEventListener('click', () => h.onBrowse?.(query));
+      return b;
+    };
+    if (ep.step !== undefined && ep.group !== undefined)
+      links.append(
+        link('browse-group', 'this episode’s GRPO group', `step = ${ep.step} and group = ${ep.group}`),
+        doc.createTextNode(' · '),
+      );
+    links.append(link('browse-task', 'this task across steps', `task = ${ep.task.id}`));
+    header.appendChild(links);
+  }
+  if (h.onPin) {
+    const pinned = vm.pinned && sameEpisode(vm.pinned, { episode: ep, title: vm.title });
+    const pin = doc.createElement('button');
+    pin.className = 'link-button';
+    pin.id = 'pin';
+    pin.textContent = pinned ? 'pinned (unpin)' : 'pin to compare';
+    pin.title = 'Pin this episode: the next episodes you open are compared with it, call by call';
+    pin.addEventListener('click', () => h.onPin?.(!pinned));
+    header.appendChild(pin);
+  }
   if (h.onDashboard && src?.run) {
     const link = doc.createElement('button');
     link.className = 'link-button';
@@ -97,6 +141,10 @@ export function renderInspector(doc: Document, vm: ViewModel, h: Handlers): HTML
     detail,
     renderCredit(doc, vm, h),
   );
+  if (vm.pinned && !sameEpisode(vm.pinned, { episode: ep, title: vm.title }))
+    root.appendChild(
+      renderComparePinned(doc, vm.pinned, { episode: ep, title: vm.title }, () => h.onPin?.(false)),
+    );
   if (vm.rerun || vm.rerunJob?.pending || vm.rerunJob?.error || vm.evals?.length || vm.evalJob?.pending)
     root.appendChild(renderCompare(doc, vm, h));
   return root;

@@ -166,6 +166,11 @@ export function startTable(app: HTMLElement): void {
         sort = null;
         selected = null;
       }
+      if (m.query !== undefined) {
+        query = m.query;
+        // Across steps reads in step order.
+        sort = /^task = /.test(m.query) ? { column: 'step', descending: false } : sort;
+      }
       save();
       render();
     } else {

@@ -56,6 +56,8 @@ export interface ViewModel {
   retrainJob?: JobState;
   /** The retrained run's label, once done. */
   retrained?: string | null;
+  /** An episode pinned to compare others with. */
+  pinned?: { episode: TrajectoryJSON; title: string } | null;
 }
 
 export interface Handlers {
@@ -70,6 +72,10 @@ export interface Handlers {
   onDashboard?(): void;
   /** Previous (-1) or next (1) row of the episode table's filtered list. */
   onWalk?(direction: -1 | 1): void;
+  /** Open the run's episode table with a query. */
+  onBrowse?(query: string): void;
+  /** Pin the shown episode (null: unpin) to compare the next ones with it. */
+  onPin?(pin: boolean): void;
 }
 
 /**

@@ -116,6 +116,10 @@ export class Commands {
           this.log(
             `${title}: ${result.complete ? 'done' : 'stopped'}: ${result.steps} steps, ${result.episodes} episodes in ${result.runDir}`,
           );
+          if (!result.complete)
+            void vscode.window.showInformationMessage(
+              `Episode Lab: ${title} stopped cleanly after ${result.steps} step${result.steps === 1 ? '' : 's'}; every completed step is on disk (resume: episode-lab train --resume ${result.runDir}).`,
+            );
           return result;
         } catch (e) {
           const msg = (e as Error).message;
@@ -611,8 +615,11 @@ export class Commands {
       targets = pick.map((p) => p.r);
     }
     for (const r of targets) {
-      this.log(`cancelling ${r.id} (${r.job.kind}); completed steps stay on disk`);
+      this.log(`cancelling ${r.id} (${r.job.kind}): it stops at the end of its current step`);
       this.trainer.cancel(r.id);
     }
+    void vscode.window.showInformationMessage(
+      'Episode Lab: stopping at the end of the current step (completed steps stay on disk)…',
+    );
   }
 }

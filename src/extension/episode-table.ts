@@ -77,9 +77,13 @@ export class EpisodeTablePanel implements vscode.Disposable {
     return this.panel !== null;
   }
 
-  /** Show a run's episodes or a rollout file's records. */
-  show(source: TableSource): void {
+  /** A query to send with the next table (then forgotten). */
+  private query: string | undefined;
+
+  /** Show a run's episodes or a rollout file's records, optionally filtered by a query. */
+  show(source: TableSource, query?: string): void {
     this.source = source;
+    this.query = query;
     if (!this.panel) {
       const panel = vscode.window.createWebviewPanel(
         TABLE_VIEW_TYPE,
@@ -156,7 +160,16 @@ export class EpisodeTablePanel implements vscode.Disposable {
         notes = s.notes;
       }
       if (this.source !== source) return; // another table was asked for meanwhile
-      this.post({ type: 'table', title: path.basename(source.id), source, table, notes });
+      const query = this.query;
+      this.query = undefined;
+      this.post({
+        type: 'table',
+        title: path.basename(source.id),
+        source,
+        table,
+        notes,
+        ...(query !== undefined ? { query } : {}),
+      });
       this.log(`episode table: ${table.keys.length} rows of ${source.id} in ${Date.now() - started} ms`);
     } catch (e) {
       const message = (e as Error).message;

@@ -34,6 +34,7 @@ export function activate(context: vscode.ExtensionContext): void {
       void tree.refresh();
     },
     walk: (direction) => table.walk(direction),
+    browse: (dir, query) => table.show({ kind: 'run', id: dir }, query),
   });
   const table = new EpisodeTablePanel(context.extensionUri, trainer, log, {
     open: async (source, key) => {
@@ -110,6 +111,15 @@ export function activate(context: vscode.ExtensionContext): void {
       },
     }),
   );
+  // The Cancel Run button shows only while a run (not a quick analysis) is in flight.
+  const quick = new Set(['maskCheck', 'creditTable', 'rerun', 'rolloutSample', 'episodeTable']);
+  trainer.onRunningChanged((jobs) => {
+    void vscode.commands.executeCommand(
+      'setContext',
+      'episodeLab.running',
+      jobs.some((j) => !quick.has(j.kind)),
+    );
+  });
   log('Episode Lab activated');
 }
 

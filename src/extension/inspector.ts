@@ -38,6 +38,8 @@ export interface InspectorHooks {
   runChanged(dir: string, active: boolean): void;
   /** Show the next (1) or previous (-1) row of the episode table; false when there is none. */
   walk?(direction: -1 | 1): Promise<boolean>;
+  /** Open a run's episode table with a query. */
+  browse?(runDir: string, query: string): void;
 }
 
 const RETRAIN_UNAVAILABLE = 'this trainer build has no retrain job';
@@ -267,6 +269,11 @@ export class Inspector implements vscode.Disposable {
         void vscode.window.showInformationMessage(
           `Episode Lab: no ${m.direction === 1 ? 'next' : 'previous'} row: open an episode from the episode table (Browse Episodes) to walk its filtered list`,
         );
+      return;
+    }
+    if (m.type === 'browse') {
+      const dir = this.current?.src.runDir;
+      if (dir) this.hooks.browse?.(dir, m.query);
       return;
     }
     if (m.type === 'rolloutNav') {

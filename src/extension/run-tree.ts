@@ -90,10 +90,16 @@ export class RunTreeProvider implements vscode.TreeDataProvider<Node>, vscode.Di
         .reverse(); // names end in a timestamp: newest first
       dirs = top.flatMap((name) => findRuns(path.join(root, name), 2));
     }
-    const listChanged = dirs.join('\n') !== this.runDirs.join('\n');
-    this.runDirs = dirs;
     const changedRuns: Node[] = [];
     for (const dir of dirs) if (await this.index(dir).update()) changedRuns.push(this.runNode(dir));
+    // Newest first, by the creation time the run recorded (names of recipe arms say nothing of it).
+    const created = (d: string) => this.index(d).meta?.created ?? '';
+    dirs = dirs
+      .map((d, i) => ({ d, i, c: created(d) }))
+      .sort((a, b) => (a.c === b.c ? a.i - b.i : a.c < b.c ? 1 : -1))
+      .map((x) => x.d);
+    const listChanged = dirs.join('\n') !== this.runDirs.join('\n');
+    this.runDirs = dirs;
     if (listChanged) this.changed.fire(undefined);
     else for (const n of changedRuns) this.changed.fire(n);
   }

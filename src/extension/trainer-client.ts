@@ -30,7 +30,12 @@ export interface RunningJob<K extends JobKind> {
 }
 
 /** How long a cancelled job may take to reach its next step boundary before the child is killed. */
-export const CANCEL_GRACE_MS = 3000;
+/**
+ * How long a cancelled job may take to reach its next step boundary before the child is killed: a
+ * step of the default config takes about 8 s here, of the largest allowed config a few minutes. A
+ * kill loses nothing (the run files are written ahead) but is not a clean stop.
+ */
+export const CANCEL_GRACE_MS = 300_000;
 
 export class TrainerClient {
   private child: ChildProcess | null = null;
@@ -75,6 +80,7 @@ export class TrainerClient {
           const p = id !== null ? this.pending.get(id) : undefined;
           if (id !== null && p && (r?.type === 'done' || r?.type === 'failed')) {
             this.pending.delete(id);
+            this.changed();
             p.reject(new JobError(`the trainer sent a malformed answer: ${parsed.error}`));
           }
           return;
@@ -98,6 +104,7 @@ export class TrainerClient {
         reject(new Error(`the trainer process ${why} before it was ready`));
         for (const [id, p] of this.pending) {
           this.pending.delete(id);
+          this.changed();
           p.reject(new JobError(`the trainer process ${why}; completed steps are on disk`));
         }
       });
@@ -127,10 +134,12 @@ export class TrainerClient {
         return;
       case 'done':
         this.pending.delete(m.id);
+        this.changed();
         p?.resolve(m.result);
         return;
       case 'failed':
         this.pending.delete(m.id);
+        this.changed();
         p?.reject(new JobError(m.message));
         return;
     }
@@ -153,8 +162,21 @@ export class TrainerClient {
     const result = new Promise<JobResults[K]>((resolve, reject) => {
       this.pending.set(id, { job, handlers, resolve: resolve as (r: unknown) => void, reject });
     });
+    this.changed();
     this.child?.send({ type: 'start', id, job });
     return { id, result };
+  }
+
+  private readonly runningListeners: ((jobs: Job[]) => void)[] = [];
+
+  /** Be told the jobs in flight whenever one starts or ends (the extension's "running" context). */
+  onRunningChanged(listener: (jobs: Job[]) => void): void {
+    this.runningListeners.push(listener);
+  }
+
+  private changed(): void {
+    const jobs = [...this.pending.values()].map((p) => p.job);
+    for (const l of this.runningListeners) l(jobs);
   }
 
   /** Ask a job to stop at its next step boundary; kill the child if it has not after the grace time. */

@@ -109,7 +109,9 @@ export type FromWebview =
   /** Show the previous or next record with findings (of one rule, or any) of the rollout file shown. */
   | { type: 'rolloutNav'; direction: -1 | 1; rule: string | null }
   /** Show the previous or next row of the episode table's filtered order. */
-  | { type: 'walk'; direction: -1 | 1 };
+  | { type: 'walk'; direction: -1 | 1 }
+  /** Open this run's episode table with a query (this episode's group, its task across steps). */
+  | { type: 'browse'; query: string };
 
 export interface InspectorState {
   episode: TrajectoryJSON;
@@ -120,6 +122,8 @@ export interface InspectorState {
   policy?: ContextPolicy;
   /** The call whose view the strip shows (null: the whole episode). */
   call?: number | null;
+  /** An episode pinned to compare others with. */
+  pinned?: { episode: TrajectoryJSON; title: string };
 }
 
 /** One training curve's data: a run's per-step statistics. */
@@ -261,6 +265,7 @@ const FromWebviewSchema = v.variant(
     }),
     v.strictObject({ type: v.literal('openDashboard') }),
     v.strictObject({ type: v.literal('walk'), direction: v.picklist([-1, 1], 'expected -1 or 1') }),
+    v.strictObject({ type: v.literal('browse'), query: anyText(2000) }),
     v.strictObject({
       type: v.literal('rolloutNav'),
       direction: v.picklist([-1, 1], 'expected -1 or 1'),
@@ -277,6 +282,7 @@ const InspectorStateSchema = strict({
   source: v.optional(SourceInfoSchema),
   policy: v.optional(ContextPolicySchema),
   call: v.optional(v.nullable(int(0, 10_000))),
+  pinned: v.optional(strict({ episode: TrajectoryJSONSchema, title: Label })),
 });
 
 const NullableNumbers = v.custom<(number | null)[]>(
@@ -422,7 +428,15 @@ export interface TableSource {
 const TableSourceSchema = strict({ kind: oneOf(['run', 'file'] as const), id: anyText(MAX_PATH) });
 
 export type ToTable =
-  | { type: 'table'; title: string; source: TableSource; table: EpisodeTable; notes: string[] }
+  | {
+      type: 'table';
+      title: string;
+      source: TableSource;
+      table: EpisodeTable;
+      notes: string[];
+      /** A query to apply (an inspector's "this group" or "this task across steps"). */
+      query?: string;
+    }
   | { type: 'selected'; key: string };
 
 export type FromTable =
@@ -450,6 +464,7 @@ const ToTableSchema = v.variant(
       source: TableSourceSchema,
       table: EpisodeTableSchema,
       notes: list(anyText(10_000), 0, 50),
+      query: v.optional(anyText(2000)),
     }),
     v.strictObject({ type: v.literal('selected'), key: anyText(200) }),
   ],

@@ -543,6 +543,24 @@ test('Episode Lab in code-server: sample, explore, inspect, debug the mask', {
       .evaluateAll((rows) => rows.map((r) => (r as HTMLElement).dataset.key));
     assert.equal(`${secondKey[1]}:${secondKey[2]}`, keys[1], 'next walks the filtered order');
     say(`episode table: ${failed} failed episodes; opened one and walked to the next`);
+    // Pin this one, walk on: the next is compared with it call by call.
+    await insp.locator('#pin').click();
+    await insp.locator('#pin', { hasText: 'pinned' }).waitFor({ timeout: 10_000 });
+    await insp.locator('#walk-next').click();
+    insp = await webviewFrame(page, 'inspector');
+    await insp.locator('.compare-pinned .compare-table tbody tr').first().waitFor({ timeout: 30_000 });
+    assert.ok((await insp.locator('.compare-pinned tr[data-call]').count()) > 0, 'calls are aligned');
+    await scrollTo(insp, '.compare-pinned');
+    await shot(page, 'compare-dark');
+    // This episode's GRPO group in the table.
+    await insp.locator('#browse-group').click();
+    await table.locator('#query').waitFor();
+    await table.waitForFunction(() =>
+      (document.querySelector('#query') as HTMLInputElement | null)?.value.startsWith('step = '),
+    );
+    const inGroup = Number(await table.locator('#app').getAttribute('data-rows'));
+    assert.ok(inGroup >= 1 && inGroup <= 4, `one GRPO group of 4 episodes: ${inGroup} rows`);
+    say(`pinned and compared; the group view lists ${inGroup} episodes`);
 
     const csp = consoleErrors.filter((e) => /Content Security Policy|Refused to/.test(e));
     assert.deepEqual(csp, [], 'no CSP violation');

@@ -12,7 +12,10 @@ const hooks = { progress: () => {}, cancelled: () => false };
 describe('rollout jobs (the trainer process side of the inspector)', () => {
   it('open: the summary counts what the linter finds, per rule and per record, with a byte index', async () => {
     const file = path.join(FIX, 'nemo-rl-buggy.jsonl');
-    const s = await rolloutOpen({ kind: 'rolloutOpen', file, tokenizer: TOK, format: 'auto', lint: true }, hooks);
+    const s = await rolloutOpen(
+      { kind: 'rolloutOpen', file, tokenizer: TOK, format: 'auto', lint: true },
+      hooks,
+    );
     const tok = loadTokenizerDir(TOK);
     assert.ok(tok.ok);
     const lint = await lintFile(file, { tok: tok.ok ? tok.value : undefined });
@@ -38,7 +41,10 @@ describe('rollout jobs (the trainer process side of the inspector)', () => {
 
   it('sample: a record read back by its byte range, its findings on its own tokens, texts made visible', async () => {
     const file = path.join(FIX, 'nemo-rl-buggy.jsonl');
-    const s = await rolloutOpen({ kind: 'rolloutOpen', file, tokenizer: TOK, format: 'auto', lint: true }, hooks);
+    const s = await rolloutOpen(
+      { kind: 'rolloutOpen', file, tokenizer: TOK, format: 'auto', lint: true },
+      hooks,
+    );
     const record = s.findingsPerRecord.findIndex((n) => n > 0);
     const { views } = await rolloutSample({
       kind: 'rolloutSample',
@@ -65,7 +71,10 @@ describe('rollout jobs (the trainer process side of the inspector)', () => {
 
   it('a file without a tokenizer still opens: ids and masks, and a note that says what is missing', async () => {
     const file = path.join(FIX, 'jsonl-clean.jsonl');
-    const s = await rolloutOpen({ kind: 'rolloutOpen', file, tokenizer: null, format: 'auto', lint: true }, hooks);
+    const s = await rolloutOpen(
+      { kind: 'rolloutOpen', file, tokenizer: null, format: 'auto', lint: true },
+      hooks,
+    );
     assert.equal(s.tokenizer, null);
     assert.ok(s.notes.some((n) => /No tokenizer/.test(n)));
     const { views } = await rolloutSample({
@@ -83,7 +92,13 @@ describe('rollout jobs (the trainer process side of the inspector)', () => {
   it('an unreadable tokenizer folder is an error that says what is missing', async () => {
     await assert.rejects(
       rolloutOpen(
-        { kind: 'rolloutOpen', file: path.join(FIX, 'jsonl-clean.jsonl'), tokenizer: FIX, format: 'auto', lint: true },
+        {
+          kind: 'rolloutOpen',
+          file: path.join(FIX, 'jsonl-clean.jsonl'),
+          tokenizer: FIX,
+          format: 'auto',
+          lint: true,
+        },
         hooks,
       ),
       /the tokenizer could not be loaded: .* has no tokenizer\.json/,
@@ -92,7 +107,10 @@ describe('rollout jobs (the trainer process side of the inspector)', () => {
 
   it('next/previous record with findings, of any rule or of one', async () => {
     const file = path.join(FIX, 'nemo-rl-buggy.jsonl');
-    const s = await rolloutOpen({ kind: 'rolloutOpen', file, tokenizer: TOK, format: 'auto', lint: true }, hooks);
+    const s = await rolloutOpen(
+      { kind: 'rolloutOpen', file, tokenizer: TOK, format: 'auto', lint: true },
+      hooks,
+    );
     const withAny = s.findingsPerRecord.map((n, r) => (n > 0 ? r : -1)).filter((r) => r >= 0);
     assert.equal(nextRecordWithFindings(s, -1, 1, null), withAny[0]);
     assert.equal(nextRecordWithFindings(s, withAny[0], 1, null), withAny[1] ?? null);

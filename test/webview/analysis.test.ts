@@ -208,7 +208,11 @@ describe('cross table', () => {
     const t = renderCrossTable(doc(), cells);
     assert.equal(t.querySelectorAll('tbody tr').length, 2);
     assert.equal(t.querySelectorAll('thead th').length, 4);
-    assert.equal(t.querySelector('thead th')?.textContent, 'model \\ evaluated under', 'one backslash, not two');
+    assert.equal(
+      t.querySelector('thead th')?.textContent,
+      'model \\ evaluated under',
+      'one backslash, not two',
+    );
     assert.deepEqual(
       [...t.querySelectorAll('td.best')].map((c) => c.textContent),
       ['0.600 (3.00)', '0.500 (3.00)'],

@@ -1,0 +1,58 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { parseHTML } from 'linkedom';
+import {
+  makeEnv,
+  oracle,
+  Rng,
+  randomizeNames,
+  runScripted,
+  toTrajectoryJSON,
+  uninformed,
+} from '../../src/core/index.js';
+import { alignCalls, callsOf, outcomeRows, renderComparePinned } from '../../webview/compare.js';
+import { tok, train } from '../fixtures.js';
+
+const doc = () => parseHTML('<!doctype html><html><body></body></html>').document as unknown as Document;
+const ep = (policy: typeof oracle, seed: number) =>
+  toTrajectoryJSON(
+    runScripted(policy, makeEnv(), randomizeNames(train[4], new Rng(1)), tok, new Rng(seed)),
+    tok,
+  );
+
+describe('comparing two episodes', () => {
+  it('callsOf reads each call and its observation, in order', () => {
+    const e = ep(oracle, 3);
+    const calls = callsOf(e);
+    assert.deepEqual(
+      calls.map((c) => c.call),
+      ['<call> read </call>', `<call> edit ${train[4].kind} </call>`, '<call> submit </call>'],
+    );
+    assert.match(calls[0].obs ?? '', /def /);
+    assert.equal(calls[1].obs, 'ok');
+    assert.equal(calls[2].obs, null, 'submit ends the episode: no observation');
+    assert.equal(calls[1].logps.length, 4, 'one log-prob per call token');
+  });
+
+  it('an episode against itself: nothing differs, log-probs agree', () => {
+    const e = ep(oracle, 3);
+    const rows = alignCalls(e, e);
+    assert.ok(rows.every((r) => !r.callDiffers && !r.obsDiffers && r.logpGap === 0));
+    assert.ok(outcomeRows(e, e).every((r) => !r[3]));
+  });
+
+  it('different episodes: calls aligned by index, a missing call is null, differences are marked', () => {
+    const a = ep(oracle, 3);
+    let b = ep(uninformed, 5);
+    for (let s = 6; callsOf(b).length === callsOf(a).length; s++) b = ep(uninformed, s);
+    const rows = alignCalls(a, b);
+    assert.equal(rows.length, Math.max(callsOf(a).length, callsOf(b).length));
+    const short = callsOf(a).length < callsOf(b).length ? 'a' : 'b';
+    assert.equal(rows.at(-1)?.[short], null);
+    assert.ok(rows.at(-1)?.callDiffers);
+    for (const r of rows) assert.equal(r.callDiffers, r.a?.call !== r.b?.call);
+    const html = renderComparePinned(doc(), { episode: a, title: 'A' }, { episode: b, title: 'B' }, () => {});
+    const marked = html.querySelectorAll('tbody tr[data-call] td.diff').length;
+    assert.equal(marked, 2 * rows.filter((r) => r.callDiffers).length, 'both sides of each differing call');
+  });
+});

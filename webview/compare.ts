@@ -1,0 +1,129 @@
+/**
+ * Comparing two episodes: their calls aligned by index, with what differs marked (the call, its
+ * observation, the per-token log-probs of a call both made), and their outcomes side by side.
+ */
+import { OWNER } from '../src/core/gym/episode.js';
+import type { TrajectoryJSON } from '../src/core/gym/trajectory-json.js';
+
+/** One call of an episode: its text, its observation, and its tokens' sampling log-probs. */
+export interface CallOf {
+  call: string;
+  obs: string | null;
+  logps: number[];
+}
+
+/** The calls of an episode, in order (policy tokens by turn; the tool tokens of the same turn). */
+export function callsOf(ep: TrajectoryJSON): CallOf[] {
+  const out: CallOf[] = [];
+  ep.owner.forEach((o, i) => {
+    if (o !== OWNER.policy && o !== OWNER.tool) return;
+    const k = ep.turn[i];
+    while (out.length <= k) out.push({ call: '', obs: null, logps: [] });
+    if (o === OWNER.policy) {
+      out[k].call = out[k].call ? `${out[k].call} ${ep.tokens[i]}` : ep.tokens[i];
+      if (i > 0) out[k].logps.push(ep.logps[i - 1]);
+    } else out[k].obs = out[k].obs ? `${out[k].obs} ${ep.tokens[i]}` : ep.tokens[i];
+  });
+  return out.filter((c) => c.call !== '' || c.obs !== null);
+}
+
+export interface AlignedCall {
+  k: number;
+  a: CallOf | null;
+  b: CallOf | null;
+  callDiffers: boolean;
+  obsDiffers: boolean;
+  /** Largest |log p_a - log p_b| over the tokens of a call both episodes made the same; null otherwise. */
+  logpGap: number | null;
+}
+
+/** Calls aligned by index; a call only one episode made has null on the other side. */
+export function alignCalls(a: TrajectoryJSON, b: TrajectoryJSON): AlignedCall[] {
+  const ca = callsOf(a);
+  const cb = callsOf(b);
+  return Array.from({ length: Math.max(ca.length, cb.length) }, (_, k) => {
+    const x = ca[k] ?? null;
+    const y = cb[k] ?? null;
+    const same = x !== null && y !== null && x.call === y.call;
+    return {
+      k,
+      a: x,
+      b: y,
+      callDiffers: !same,
+      obsDiffers: (x?.obs ?? null) !== (y?.obs ?? null),
+      logpGap: same ? Math.max(0, ...x.logps.map((v, i) => Math.abs(v - (y.logps[i] ?? v)))) : null,
+    };
+  });
+}
+
+/** The outcome lines of the comparison: what each episode got, and whether they differ. */
+export function outcomeRows(a: TrajectoryJSON, b: TrajectoryJSON): [string, string, string, boolean][] {
+  const adv = (e: TrajectoryJSON) => {
+    const p = e.actionMask.indexOf(1);
+    return e.advantages && p >= 0 ? e.advantages[p].toFixed(3) : '–';
+  };
+  const rows: [string, string, string][] = [
+    ['pass', a.info.hidden_pass ? 'yes' : 'no', b.info.hidden_pass ? 'yes' : 'no'],
+    ['reward', a.reward.toFixed(3), b.reward.toFixed(3)],
+    ['advantage', adv(a), adv(b)],
+    ['turns', String(a.info.n_turns), String(b.info.n_turns)],
+    ['stop', a.info.stop, b.info.stop],
+    ['tokens', String(a.ids.length), String(b.ids.length)],
+  ];
+  return rows.map(([k, x, y]) => [k, x, y, x !== y]);
+}
+
+/** The comparison section: outcomes, then the calls aligned, differences marked. */
+export function renderComparePinned(
+  doc: Document,
+  pinned: { episode: TrajectoryJSON; title: string },
+  current: { episode: TrajectoryJSON; title: string },
+  onUnpin: () => void,
+): HTMLElement {
+  const box = doc.createElement('section');
+  box.className = 'compare-pinned';
+  const h2 = doc.createElement('h2');
+  h2.textContent = 'Compared with the pinned episode';
+  const unpin = doc.createElement('button');
+  unpin.className = 'link-button';
+  unpin.id = 'unpin';
+  unpin.textContent = 'unpin';
+  unpin.addEventListener('click', onUnpin);
+  h2.append(' ', unpin);
+  box.appendChild(h2);
+  const table = doc.createElement('table');
+  table.className = 'compare-table';
+  const row = (cells: string[], tag: 'th' | 'td', diffs: boolean[] = []) => {
+    const tr = doc.createElement('tr');
+    cells.forEach((c, i) => {
+      const cell = doc.createElement(tag);
+      cell.textContent = c;
+      if (diffs[i]) cell.className = 'diff';
+      tr.appendChild(cell);
+    });
+    return tr;
+  };
+  const head = doc.createElement('thead');
+  head.appendChild(row(['', `pinned: ${pinned.title}`, `this: ${current.title}`], 'th'));
+  const body = doc.createElement('tbody');
+  for (const [k, x, y, d] of outcomeRows(pinned.episode, current.episode))
+    body.appendChild(row([k, x, y], 'td', [false, d, d]));
+  for (const c of alignCalls(pinned.episode, current.episode)) {
+    const tr = row([`call ${c.k}`, c.a?.call ?? '—', c.b?.call ?? '—'], 'td', [
+      false,
+      c.callDiffers,
+      c.callDiffers,
+    ]);
+    tr.dataset.call = String(c.k);
+    if (c.logpGap !== null && c.logpGap > 0.01)
+      tr.title = `log-probs of this call differ by up to ${c.logpGap.toFixed(3)}`;
+    body.appendChild(tr);
+    if (c.a?.obs != null || c.b?.obs != null)
+      body.appendChild(
+        row(['  obs', c.a?.obs ?? '—', c.b?.obs ?? '—'], 'td', [false, c.obsDiffers, c.obsDiffers]),
+      );
+  }
+  table.append(head, body);
+  box.appendChild(table);
+  return box;
+}

@@ -14,6 +14,7 @@ import {
 import { findRuns, recipeTables, runSeries } from './dashboard-data.js';
 import type { RunTreeProvider } from './run-tree.js';
 import { attachPanel, panelOptions } from './webview-panel.js';
+import { isInside } from './workspace-folders.js';
 
 export const DASHBOARD_VIEW_TYPE = 'episodeLab.dashboard';
 
@@ -55,7 +56,14 @@ export class Dashboard implements vscode.Disposable {
 
   revive(panel: vscode.WebviewPanel, state: unknown): void {
     const s = parseDashboardState(state);
-    this.roots = s?.roots ?? [];
+    // The saved state comes from the webview: reopen only folders inside the workspace's runs.
+    const root = this.tree.runsRoot();
+    const roots = s?.roots ?? [];
+    this.roots = roots.filter((r) => isInside(root, r));
+    if (this.roots.length < roots.length)
+      this.log(
+        `dashboard: ${roots.length - this.roots.length} saved folder(s) outside this workspace's runs were not reopened`,
+      );
     panel.webview.options = panelOptions(this.extensionUri);
     this.attach(panel);
   }

@@ -25,6 +25,7 @@ import { type EpisodeSource, episodeSource } from './episode-source.js';
 import type { RolloutFileRef } from './rollout-files.js';
 import type { TrainerClient } from './trainer-client.js';
 import { attachPanel, panelOptions } from './webview-panel.js';
+import { isInside } from './workspace-folders.js';
 
 export const INSPECTOR_VIEW_TYPE = 'episodeLab.inspector';
 
@@ -61,6 +62,8 @@ export class Inspector implements vscode.Disposable {
   /** The rollout file and record shown (instead of an episode of ours). */
   private rollout: { file: RolloutFileRef; summary: RolloutFileSummary; record: number } | null = null;
   private pendingRollout: Extract<ToWebview, { type: 'showRollout' }> | null = null;
+  /** The analyses running for this inspector (at most one of each). */
+  private readonly inFlight = new Set<AnalysisOp>();
 
   constructor(
     private readonly extensionUri: vscode.Uri,
@@ -189,10 +192,17 @@ export class Inspector implements vscode.Disposable {
     const s = parseInspectorState(state);
     if (state !== undefined && !s) this.log('inspector: the saved state was not usable; opening empty');
     if (s) {
+      // The saved state comes from the webview: reopen only a run inside the workspace's runs.
+      const dir = s.source?.dir ?? null;
+      const allowed = dir !== null && isInside(this.hooks.runsRoot(), dir);
+      if (dir !== null && !allowed)
+        this.log(
+          `inspector: the saved run folder ${dir} is not in this workspace's runs; showing the episode alone`,
+        );
       this.current = {
         episode: s.episode,
         title: s.title,
-        src: episodeSource(s.source?.dir ?? null),
+        src: episodeSource(allowed ? dir : null),
         outcome: null,
       };
       panel.title = `Inspector: ${s.title}`;
@@ -232,6 +242,18 @@ export class Inspector implements vscode.Disposable {
     job: Extract<Job, { kind: K }>,
     done: (result: Awaited<Awaited<ReturnType<TrainerClient['start']>>['result']>) => void,
   ): Promise<void> {
+    // The webview may ask again and again: one of each analysis in flight (a rerun, an evaluation, a
+    // retrain), and a second asks to wait rather than queueing work without end.
+    if (this.inFlight.has(op)) {
+      this.post({
+        type: 'jobError',
+        requestId,
+        op,
+        message: `a ${op} is already running for this inspector: wait for it (or cancel it with Episode Lab: Cancel Run)`,
+      });
+      return;
+    }
+    this.inFlight.add(op);
     try {
       const running = await this.trainer.start(job, {
         onProgress: (_s, _t, message) => {
@@ -246,6 +268,8 @@ export class Inspector implements vscode.Disposable {
       const message = (e as Error).message;
       this.log(`inspector ${op} failed: ${message}`);
       this.post({ type: 'jobError', requestId, op, message });
+    } finally {
+      this.inFlight.delete(op);
     }
   }
 

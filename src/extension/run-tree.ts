@@ -35,7 +35,7 @@ export class RunTreeProvider implements vscode.TreeDataProvider<Node>, vscode.Di
   private refreshing: Promise<void> | null = null;
   private again = false;
 
-  constructor(private readonly runsRoot: () => string | undefined) {}
+  constructor(readonly runsRoot: () => string | undefined) {}
 
   dispose(): void {
     this.changed.dispose();

@@ -42,6 +42,15 @@ export type JobRegistry = { [K in JobKind]: JobHandler<K> };
 
 const tok = buildTokenizer(makeTasks('all'));
 
+/** An episode of another vocabulary cannot reach the model: say so instead of failing inside TF.js. */
+function checkVocabulary(ids: readonly number[]): void {
+  const bad = ids.findIndex((id) => !Number.isInteger(id) || id < 0 || id >= tok.size);
+  if (bad >= 0)
+    throw new Error(
+      `token ${bad} has id ${ids[bad]}, outside the gym's vocabulary of ${tok.size}: this analysis needs an episode of the BugFix gym (open rollout files with Open Rollout File instead)`,
+    );
+}
+
 export const jobs: JobRegistry = {
   async sampleScripted(job, ctx) {
     return sampleScriptedRun(
@@ -59,6 +68,7 @@ export const jobs: JobRegistry = {
     );
   },
   async maskCheck(job) {
+    checkVocabulary(job.episode.ids);
     // With a model, the loss is taken of its real logits [1, T-1, V]; without one (a scripted
     // episode), of seeded random logits: where the gradient goes depends only on the mask.
     const model = job.model ? loadModel(job.model, tok, 'policy') : null;
@@ -113,9 +123,11 @@ export const jobs: JobRegistry = {
     return runTraining(ctx, runDir, cfg, job.steps, 'base');
   },
   async creditTable(job) {
+    checkVocabulary(job.episode.ids);
     return creditTableJob(job, tok);
   },
   async rerun(job) {
+    checkVocabulary(job.episode.ids);
     return rerunJob(job, tok);
   },
   async evalContext(job, ctx) {

@@ -153,6 +153,55 @@ describe('the inspector panel', () => {
     assert.equal(result[0].requestId, 7);
   });
 
+  it('a revived panel reopens only a run inside the workspace’s runs (its saved state is not trusted)', async () => {
+    const { trainer } = fakeTrainer({});
+    const logs: string[] = [];
+    const ins = new ext.Inspector(extensionUri, trainer as never, (l) => logs.push(l), {
+      runsRoot: () => '/ws/.episode-lab/runs',
+      openDashboard: () => {},
+      runChanged: () => {},
+    });
+    const forged = {
+      episode,
+      title: 'forged',
+      bug: 'correct',
+      source: {
+        run: 'x',
+        dir: '/etc',
+        model: null,
+        critic: false,
+        contextPolicy: { kind: 'full' },
+        retrainUnavailable: null,
+      },
+    };
+    const { FakePanel } = await import('./vscode-stub.js');
+    const panel = new FakePanel('episodeLab.inspector', 'Inspector', {}, {});
+    ins.revive(panel as never, forged);
+    panel.send({ type: 'ready' });
+    await tick();
+    const shown = postedOf(panel, 'show') as { source: { dir: string | null } }[];
+    assert.equal(shown.at(-1)?.source.dir, null, 'the forged folder is not opened');
+    assert.ok(logs.some((l) => /not in this workspace's runs/.test(l)));
+  });
+
+  it('one analysis of each kind at a time: a second request waits its turn with a clear answer', async () => {
+    const { trainer, started } = fakeTrainer({ rerun: () => new Promise(() => {}) });
+    const ins = new ext.Inspector(extensionUri, trainer as never, () => {}, {
+      runsRoot: () => undefined,
+      openDashboard: () => {},
+      runChanged: () => {},
+    });
+    ins.show(episode, 'ep', null);
+    (ins as unknown as { current: { src: { model: string } } }).current.src.model = 'base';
+    const p = state.panels[0];
+    for (let r = 1; r <= 50; r++) p.send({ type: 'rerun', requestId: r, policy: { kind: 'full' }, n: 16 });
+    await tick();
+    assert.equal(started.filter((j) => j.kind === 'rerun').length, 1, 'one rerun runs, 49 are refused');
+    const refused = postedOf(p, 'jobError') as { message: string }[];
+    assert.equal(refused.length, 49);
+    assert.match(refused[0].message, /a rerun is already running for this inspector/);
+  });
+
   it('a failing analysis comes back as a jobError for its request', async () => {
     const { trainer } = fakeTrainer({});
     const ins = new ext.Inspector(extensionUri, trainer as never, () => {}, {
@@ -221,6 +270,20 @@ describe('the dashboard panel', () => {
     p.send({ type: 'exportSvg', name: 'bad', svg: '<svg onload="alert(1)"></svg>' });
     await tick();
     assert.equal(state.written.has('/out/bad.svg'), false);
+  });
+});
+
+describe('the dashboard revived', () => {
+  beforeEach(() => resetStub());
+
+  it('reopens only folders inside the workspace’s runs', async () => {
+    const tree = new ext.RunTreeProvider(() => '/ws/.episode-lab/runs');
+    const d = new ext.Dashboard(extensionUri, tree, () => {});
+    const { FakePanel } = await import('./vscode-stub.js');
+    d.revive(new FakePanel('episodeLab.dashboard', 'D', {}, {}) as never, {
+      roots: ['/ws/.episode-lab/runs/a', '/etc', '/ws/.episode-lab/runs/../../secret'],
+    });
+    assert.deepEqual(d.shown, ['/ws/.episode-lab/runs/a']);
   });
 });
 

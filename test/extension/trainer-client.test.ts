@@ -72,6 +72,13 @@ describe('trainer process', () => {
     assert.equal(r.totalFlags, ep.owner.filter((o) => o === 3).length);
   });
 
+  test('an episode of another vocabulary is refused by the mask check with the reason', async () => {
+    const ep = readEpisodes(path.join(runsDir, 'a'))[0];
+    const forged = { ...ep, ids: ep.ids.map((id, i) => (i === 2 ? 99_999 : id)) };
+    const running = await client.start({ kind: 'maskCheck', episode: forged, bug: 'tool', seed: 0 });
+    await assert.rejects(running.result, /token 2 has id 99999, outside the gym's vocabulary/);
+  });
+
   test('the mask check runs in the child', async () => {
     const ep = readEpisodes(path.join(runsDir, 'a'))[0];
     const running = await client.start({ kind: 'maskCheck', episode: ep, bug: 'tool', seed: 0 });

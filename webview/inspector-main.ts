@@ -195,6 +195,10 @@ export function startInspector(app: HTMLElement): void {
         {
           onNavigate: (direction, rule) => vscode.postMessage({ type: 'rolloutNav', direction, rule }),
           onWalk: (direction) => vscode.postMessage({ type: 'walk', direction }),
+          onPin: (pin) => {
+            if (rollout) rollout.pinned = pin ? { view: rollout.view, title: rollout.title } : null;
+            render();
+          },
         },
         showToken,
       ),
@@ -279,7 +283,14 @@ export function startInspector(app: HTMLElement): void {
     const m = parsed.value;
     if (m.type === 'showRollout') {
       const same = rollout?.view.record === m.view.record && rollout?.summary.file === m.summary.file;
-      rollout = { title: m.title, summary: m.summary, view: m.view, sample: m.sample, samples: m.samples };
+      rollout = {
+        title: m.title,
+        summary: m.summary,
+        view: m.view,
+        sample: m.sample,
+        samples: m.samples,
+        pinned: rollout?.pinned ?? null,
+      };
       if (!same) focused = 0;
       render();
       return;

@@ -6,6 +6,7 @@
 import { OWNER_NAMES } from '../src/core/gym/episode.js';
 import type { RolloutFileSummary, RolloutView } from '../src/core/rollouts/view.js';
 import { walkButtons } from './page.js';
+import { renderRolloutCompare } from './rollout-compare.js';
 import { renderTokenStrip, type StripEpisode } from './strip.js';
 
 /** What the rollout page shows. */
@@ -16,6 +17,8 @@ export interface RolloutModel {
   /** Which sample of the record this is, of how many (prime-rl records hold several branches). */
   sample: number;
   samples: number;
+  /** A sample pinned to compare others with. */
+  pinned?: { view: RolloutView; title: string } | null;
 }
 
 export interface RolloutHandlers {
@@ -23,6 +26,8 @@ export interface RolloutHandlers {
   onNavigate?(direction: -1 | 1, rule: string | null): void;
   /** Previous (-1) or next (1) row of the episode table's filtered list. */
   onWalk?(direction: -1 | 1): void;
+  /** Pin this sample (false: unpin) to compare the next ones with it. */
+  onPin?(pin: boolean): void;
 }
 
 const OWNER_HELP: Record<string, string> = {
@@ -226,6 +231,13 @@ export function renderRolloutPage(
       `tokenizer: ${m.summary.tokenizer ?? 'none (ids only)'} · owners from ${v.ownerSource === 'template' ? "the chat template's markers" : v.ownerSource === 'file' ? 'the file' : 'the mask alone'}`,
     ),
   );
+  const isPinned = m.pinned?.title === m.title && m.pinned.view.ids.length === v.ids.length;
+  if (h.onPin) {
+    const pin = el(doc, 'button', 'link-button', isPinned ? 'pinned (unpin)' : 'pin to compare');
+    pin.id = 'pin';
+    pin.addEventListener('click', () => h.onPin?.(!isPinned));
+    header.appendChild(pin);
+  }
   root.appendChild(header);
   const flags = new Map([...findingsByToken(v)].map(([i, rules]) => [i, rules.join(', ')]));
   const stripBox = el(doc, 'section', 'strip-box');
@@ -238,6 +250,9 @@ export function renderRolloutPage(
     stripBox,
     detail,
     renderSampleFindings(doc, v, onToken),
+    ...(m.pinned && !isPinned
+      ? [renderRolloutCompare(doc, m.pinned, { view: v, title: m.title }, () => h.onPin?.(false))]
+      : []),
     renderFileFindings(doc, m, h),
     renderRolloutLegend(doc),
   );

@@ -504,8 +504,11 @@ test('Episode Lab in code-server: sample, explore, inspect, debug the mask', {
     await page.waitForTimeout(300);
     await shot(page, 'rollout-light');
     const before = await rf.locator('header .info').textContent();
+    await rf.locator('#pin').click();
+    await rf.locator('#pin', { hasText: 'pinned' }).waitFor({ timeout: 10_000 });
     await rf.locator('#next-finding').click();
     await rf.locator('header .info', { hasNotText: before ?? '' }).waitFor({ timeout: 30_000 });
+    await rf.locator('.compare-pinned tr[data-turn]').first().waitFor({ timeout: 10_000 });
     say(`rollout file open: ${flagged} flagged tokens; moved to the next sample with findings`);
     await runCommand(page, 'Preferences: Toggle between Light/Dark Themes');
     await page.locator('.monaco-workbench.vs-dark').waitFor({ timeout: 20_000 });

@@ -1,0 +1,75 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { parseHTML } from 'linkedom';
+import type { RolloutView } from '../../src/core/rollouts/view.js';
+import { alignTurns, renderRolloutCompare, turnsOf } from '../../webview/rollout-compare.js';
+
+const doc = () => parseHTML('<!doctype html><html><body></body></html>').document as unknown as Document;
+
+/** A sample of turns given as [role, tokens, trained tokens]. */
+function view(turns: [string, string[], number][]): RolloutView {
+  const tokens: string[] = [];
+  const turn: number[] = [];
+  const lossMask: number[] = [];
+  turns.forEach(([, toks, trained], k) =>
+    toks.forEach((t, i) => {
+      tokens.push(t);
+      turn.push(k);
+      lossMask.push(i < trained ? 1 : 0);
+    }),
+  );
+  return {
+    record: 0,
+    part: null,
+    offset: 0,
+    tokens,
+    ids: tokens.map((_, i) => i),
+    owner: tokens.map(() => 1),
+    turn,
+    lossMask,
+    samplerLogprobs: null,
+    trainerLogprobs: null,
+    advantages: null,
+    reward: 1,
+    step: null,
+    group: null,
+    findings: [],
+    ownerSource: 'template',
+    roles: turns.map(([r]) => r),
+  };
+}
+
+describe('comparing two rollout samples', () => {
+  const a = view([
+    ['user', ['Fix', '·it'], 0],
+    ['assistant', ['ok', '<|im_end|>'], 2],
+  ]);
+  const b = view([
+    ['user', ['Fix', '·it'], 0],
+    ['assistant', ['ok', '<|im_end|>'], 1],
+    ['tool', ['PASS'], 1],
+  ]);
+
+  it('turnsOf groups the tokens by turn with their role and trained count', () => {
+    assert.deepEqual(turnsOf(b), [
+      { role: 'user', text: 'Fix·it', tokens: 2, trained: 0 },
+      { role: 'assistant', text: 'ok<|im_end|>', tokens: 2, trained: 1 },
+      { role: 'tool', text: 'PASS', tokens: 1, trained: 1 },
+    ]);
+  });
+
+  it('aligns turns by index and marks a different mask, a different text and a missing turn', () => {
+    const rows = alignTurns(a, b);
+    assert.deepEqual(
+      rows.map((r) => [r.textDiffers, r.maskDiffers]),
+      [
+        [false, false],
+        [false, true],
+        [true, true],
+      ],
+    );
+    assert.equal(rows[2].a, null);
+    const html = renderRolloutCompare(doc(), { view: a, title: 'A' }, { view: b, title: 'B' }, () => {});
+    assert.equal(html.querySelectorAll('tr[data-turn] td.diff').length, 4, 'turns 1 and 2, both sides');
+  });
+});

@@ -12,6 +12,17 @@ import { renderMaskDebugger } from './mask-debugger.js';
 import { renderDetail, renderLegend, renderTokenStrip } from './strip.js';
 import { currentView, type Handlers, type ViewModel } from './view-model.js';
 
+/**
+ * The strip and the token detail side by side (stacked when narrow). The detail sticks to the top
+ * while the strip scrolls, and never beyond the strip's row: it cannot cover what follows.
+ */
+export function stripRow(doc: Document, strip: HTMLElement, detail: HTMLElement): HTMLElement {
+  const row = doc.createElement('div');
+  row.className = 'strip-row';
+  row.append(strip, detail);
+  return row;
+}
+
 /** Two episodes are the same when their titles and tokens are. */
 export function sameEpisode(
   a: { episode: TrajectoryJSON; title: string },
@@ -134,11 +145,10 @@ export function renderInspector(doc: Document, vm: ViewModel, h: Handlers): HTML
   );
   root.append(
     header,
+    stripRow(doc, stripBox, detail),
     renderLegend(doc, Boolean(heat), Boolean(view)),
     renderMaskDebugger(doc, vm, h),
     renderContextEditor(doc, vm, h),
-    stripBox,
-    detail,
     renderCredit(doc, vm, h),
   );
   if (vm.pinned && !sameEpisode(vm.pinned, { episode: ep, title: vm.title }))

@@ -5,7 +5,7 @@
  */
 import { OWNER_NAMES } from '../src/core/gym/episode.js';
 import type { RolloutFileSummary, RolloutView } from '../src/core/rollouts/view.js';
-import { walkButtons } from './page.js';
+import { stripRow, walkButtons } from './page.js';
 import { renderRolloutCompare } from './rollout-compare.js';
 import { renderTokenStrip, type StripEpisode } from './strip.js';
 
@@ -247,8 +247,7 @@ export function renderRolloutPage(
   detail.setAttribute('aria-live', 'polite');
   detail.appendChild(renderRolloutDetail(doc, v, 0));
   root.append(
-    stripBox,
-    detail,
+    stripRow(doc, stripBox, detail),
     renderSampleFindings(doc, v, onToken),
     ...(m.pinned && !isPinned
       ? [renderRolloutCompare(doc, m.pinned, { view: v, title: m.title }, () => h.onPin?.(false))]

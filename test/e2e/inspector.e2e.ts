@@ -565,6 +565,35 @@ test('Episode Lab in code-server: sample, explore, inspect, debug the mask', {
     assert.ok(inGroup >= 1 && inGroup <= 4, `one GRPO group of 4 episodes: ${inGroup} rows`);
     say(`pinned and compared; the group view lists ${inGroup} episodes`);
 
+    // 13. Widths: 1600 px, then 400 px (side bar closed), in both themes: the inspector (strip first)
+    // and the episode table.
+    await page.setViewportSize({ width: 1600, height: 1000 });
+    await page.locator('.tabs-container .tab', { hasText: 'Inspector' }).first().click();
+    await page.waitForTimeout(500);
+    await shot(page, 'inspector-1600-dark');
+    await runCommand(page, 'View: Close Primary Side Bar');
+    await page.setViewportSize({ width: 400, height: 900 });
+    await page.waitForTimeout(800);
+    insp = await webviewFrame(page, 'inspector');
+    const stripTop = await insp
+      .locator('.strip-box')
+      .evaluate((e) => e.getBoundingClientRect().top + window.scrollY);
+    assert.ok(stripTop < 260, `the strip comes first at 400 px (it starts ${Math.round(stripTop)} px down)`);
+    await shot(page, 'inspector-400-dark');
+    await page.locator('.tabs-container .tab', { hasText: 'Episodes' }).first().click();
+    await page.waitForTimeout(500);
+    await shot(page, 'table-400-dark');
+    await runCommand(page, 'Preferences: Toggle between Light/Dark Themes');
+    await page.locator('.monaco-workbench.vs:not(.vs-dark)').waitFor({ timeout: 20_000 });
+    await page.waitForTimeout(500);
+    await shot(page, 'table-400-light');
+    await page.locator('.tabs-container .tab', { hasText: 'Inspector' }).first().click();
+    await page.waitForTimeout(500);
+    await shot(page, 'inspector-400-light');
+    await page.setViewportSize({ width: 1600, height: 1000 });
+    await page.waitForTimeout(500);
+    await shot(page, 'inspector-1600-light');
+
     const csp = consoleErrors.filter((e) => /Content Security Policy|Refused to/.test(e));
     assert.deepEqual(csp, [], 'no CSP violation');
     say('done');

@@ -41,6 +41,64 @@ export function parseConfigText(text: string, file: string): Record<string, unkn
   return value as Record<string, unknown>;
 }
 
+/** Ask for the main knobs of a training run, one after the other; the config, or undefined if cancelled. */
+async function trainingForm(): Promise<Record<string, unknown> | undefined> {
+  const ask = async (title: string, value: string, check: (v: string) => string | null) =>
+    vscode.window.showInputBox({ title, value, ignoreFocusOut: true, validateInput: check });
+  const steps = await ask('Training steps', '40', (v) =>
+    /^\d+$/.test(v.trim()) && Number(v) >= 1 && Number(v) <= 100_000
+      ? null
+      : 'a whole number from 1 to 100000',
+  );
+  if (steps === undefined) return undefined;
+  const seed = await ask('Seed', '0', (v) => (/^\d{1,9}$/.test(v.trim()) ? null : 'a whole number'));
+  if (seed === undefined) return undefined;
+  const pick = async <T>(title: string, items: (vscode.QuickPickItem & { value: T })[]) =>
+    (await vscode.window.showQuickPick(items, { title, ignoreFocusOut: true }))?.value;
+  const maxTurns = await pick('Turn budget (max turns)', [
+    { label: '6', description: 'the default', value: 6 },
+    { label: '3', description: 'section 12.3: reading stops paying', value: 3 },
+    { label: '12', value: 12 },
+    { label: '24', description: 'long horizons: context overflow', value: 24 },
+  ]);
+  if (maxTurns === undefined) return undefined;
+  const reward = await pick('Reward', [
+    { label: 'pass or fail', description: 'the default: 1 for a passing submission', value: {} },
+    { label: 'step penalty 0.05', description: 'section 12.2/12.3', value: { stepPenalty: 0.05 } },
+    { label: 'step penalty 0.3', description: 'section 12.7: submit at once', value: { stepPenalty: 0.3 } },
+    { label: 'wrong submission -1', description: 'section 12.7: never submit', value: { wrongSubmit: -1 } },
+    {
+      label: 'wrong submission -1, unsubmitted -1',
+      description: 'section 12.7, option (a)',
+      value: { wrongSubmit: -1, unsubmitted: -1 },
+    },
+  ]);
+  if (reward === undefined) return undefined;
+  const lossMode = await pick('Loss mode', [
+    { label: 'token_mean', description: 'the default', value: 'token_mean' },
+    { label: 'seq_mean_token_mean', description: 'exercise 5', value: 'seq_mean_token_mean' },
+  ]);
+  if (lossMode === undefined) return undefined;
+  const contextPolicy = await pick('Context policy (what each call sees)', [
+    { label: 'full history', description: 'the default', value: { kind: 'full' } },
+    { label: 'keep_obs=1', description: 'section 12.4', value: { kind: 'keepObs', k: 1 } },
+    { label: 'keep_obs=0', value: { kind: 'keepObs', k: 0 } },
+    { label: 'summarize reads', description: 'exercise 3', value: { kind: 'summarize' } },
+  ]);
+  if (contextPolicy === undefined) return undefined;
+  const config = {
+    steps: Number(steps),
+    seed: Number(seed),
+    maxTurns,
+    reward: { kind: 'hidden', ...reward },
+    lossMode,
+    contextPolicy,
+  };
+  const { steps: _s, ...fields } = config;
+  makeRLConfig(fields, 'config'); // every value above is one the schema takes
+  return config;
+}
+
 /** Run folders that hold a policy checkpoint (final or latest). */
 export function runsWithCheckpoints(dirs: readonly string[]): string[] {
   return dirs.filter((d) => runCheckpoint(d) !== null);
@@ -191,8 +249,31 @@ export class Commands {
       if (text === undefined) return;
       episodes = Number(text.trim());
     }
-    const seed = args?.seed ?? 1;
+    let seed = args?.seed;
+    if (seed === undefined) {
+      // A new seed each time by default (two samples with one seed are the same episodes); shown, so
+      // a sample can be repeated.
+      const text = await vscode.window.showInputBox({
+        title: 'Seed (the same seed samples the same episodes)',
+        value: String(Date.now() % 100_000),
+        ignoreFocusOut: true,
+        validateInput: (v) => (/^\d{1,9}$/.test(v.trim()) ? null : 'a whole number from 0 to 999999999'),
+      });
+      if (text === undefined) return;
+      seed = Number(text.trim());
+    }
     if (from !== 'scripted' || !policy) {
+      const temp = await vscode.window.showInputBox({
+        title: 'Sampling temperature',
+        value: '1',
+        ignoreFocusOut: true,
+        validateInput: (v) => {
+          const t = Number(v);
+          return Number.isFinite(t) && t > 0 && t <= 10 ? null : 'a number in (0, 10]';
+        },
+      });
+      if (temp === undefined) return;
+      const temperature = Number(temp);
       let source = 'base';
       if (from === 'checkpoint') {
         const picked = await this.pickCheckpoint();
@@ -207,6 +288,7 @@ export class Commands {
           from: source,
           episodes,
           seed,
+          temperature,
         },
       );
       if (result) {
@@ -267,13 +349,26 @@ export class Commands {
     if (!runsDir) return;
     const how = await vscode.window.showQuickPick(
       [
-        { label: 'Run a recipe…', id: 'recipe' },
-        { label: 'Train with a JSON config file…', id: 'config' },
+        {
+          label: 'Train with the default config…',
+          detail: 'choose steps, seed, turn budget, reward, loss mode and context policy',
+          id: 'form',
+        },
+        { label: 'Run a recipe…', detail: 'one of the chapter’s experiments', id: 'recipe' },
+        { label: 'Train with a JSON config file…', detail: 'an RLConfig (see the README)', id: 'config' },
       ],
       { title: 'Train an agent' },
     );
     if (!how) return;
     if (how.id === 'recipe') return this.runRecipe();
+    if (how.id === 'form') {
+      const config = await trainingForm();
+      if (!config) return;
+      await this.runJob('Train Agent', { kind: 'train', runsDir, config }, (dir) =>
+        this.dashboard.show([dir], true),
+      );
+      return;
+    }
     const files = await vscode.window.showOpenDialog({
       canSelectFiles: true,
       filters: { 'RL config': ['json'] },

@@ -274,7 +274,9 @@ export class RunTreeProvider implements vscode.TreeDataProvider<Node>, vscode.Di
       }
       case 'step': {
         const eps = ix.byStep.get(n.step)?.length ?? 0;
-        const item = new vscode.TreeItem(`step ${n.step}`, eps ? C.Collapsed : C.None);
+        // A sample run's "steps" are batches of episodes, not training steps.
+        const unit = ix.meta?.kind === 'sample' ? 'batch' : 'step';
+        const item = new vscode.TreeItem(`${unit} ${n.step}`, eps ? C.Collapsed : C.None);
         item.description = describeStep(ix.history.get(n.step), eps);
         item.iconPath = new vscode.ThemeIcon('list-ordered');
         item.id = n.id;

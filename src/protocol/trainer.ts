@@ -39,6 +39,7 @@ import {
   int,
   list,
   loose,
+  num,
   numbers,
   oneOf,
   type Parsed,
@@ -122,6 +123,8 @@ export const SampleModelJobSchema = strictEntries({
   from: ModelRef,
   episodes: int(1, MAX_SAMPLE_EPISODES),
   seed: Seed,
+  /** Sampling temperature (default 1). */
+  temperature: v.optional(num(0, 10, { min: true })),
 });
 
 export const CreditTableJobSchema = strictEntries({

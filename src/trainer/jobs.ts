@@ -169,6 +169,7 @@ export const jobs: JobRegistry = {
         from: job.from,
         episodes: job.episodes,
         seed: job.seed,
+        temperature: job.temperature,
         backend: ctx.backend.detail,
       },
       {

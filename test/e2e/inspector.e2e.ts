@@ -382,6 +382,9 @@ test('Episode Lab in code-server: sample, explore, inspect, debug the mask', {
     await page.keyboard.press('Enter');
     await page.locator('.quick-input-widget', { hasText: 'How many episodes?' }).waitFor({ timeout: 10_000 });
     await page.keyboard.press('Enter');
+    await page.locator('.quick-input-widget', { hasText: 'Seed' }).waitFor({ timeout: 10_000 });
+    await page.locator('.quick-input-widget input.input').fill('1');
+    await page.keyboard.press('Enter');
     const done = page.locator('.notifications-toasts .notification-toast', {
       hasText: 'sampled 32 episodes',
     });

@@ -25,6 +25,12 @@ export function creditSeries(c: CreditResult): typeof CREDIT_SERIES {
 
 const SVG = 'http://www.w3.org/2000/svg';
 
+/** A label cut to fit `width` pixels of 10 px text (about 6.2 px a character), with an ellipsis. */
+export function fitLabel(text: string, width: number): string {
+  const n = Math.max(3, Math.floor(width / 6.2));
+  return text.length <= n ? text : `${text.slice(0, n - 1)}…`;
+}
+
 /** The grouped bar chart: one `g.call-group[data-call=k]` per call, one `rect.bar` per series. */
 export function renderCreditBars(
   doc: Document,
@@ -113,7 +119,9 @@ export function renderCreditBars(
     .attr('x', x.bandwidth() / 2)
     .attr('y', height - margin.bottom + 32)
     .attr('text-anchor', 'middle')
-    .text((d) => d.text.replace(/<\/?call>/g, '').trim());
+    .text((d) => fitLabel(d.text.replace(/<\/?call>/g, '').trim(), x.bandwidth()))
+    .append('title')
+    .text((d) => d.text);
   return svg;
 }
 

@@ -246,6 +246,10 @@ export function startInspector(app: HTMLElement): void {
     if (chip) showDetail(Number(chip.dataset.i));
   });
   app.addEventListener('keydown', (e) => {
+    if (e.key === 'Escape' && !(e.target as HTMLElement).closest?.('input, textarea, vscode-dropdown')) {
+      vscode.postMessage({ type: 'focusTree' });
+      return;
+    }
     if ((e.key === ']' || e.key === '[') && !(e.target as HTMLElement).closest?.('input, textarea')) {
       e.preventDefault();
       vscode.postMessage({ type: 'walk', direction: e.key === ']' ? 1 : -1 });

@@ -5,6 +5,7 @@
  */
 import { OWNER_NAMES } from '../src/core/gym/episode.js';
 import type { TrajectoryJSON } from '../src/core/gym/trajectory-json.js';
+import { MASK_BUG_LABELS } from '../src/core/rl/mask-bugs.js';
 import { renderComparePinned } from './compare.js';
 import { renderCompare, renderContextEditor } from './context.js';
 import { renderCredit } from './credit.js';
@@ -143,8 +144,20 @@ export function renderInspector(doc: Document, vm: ViewModel, h: Handlers): HTML
     stripTitle,
     renderTokenStrip(doc, ep, vm.mask, { view, heat, selectedCall: vm.call ?? null }),
   );
+  // An injected mask bug stays visible whatever episode is shown: it changes what every check says.
+  const banner =
+    vm.bug !== 'correct'
+      ? (() => {
+          const b = doc.createElement('p');
+          b.className = 'banner';
+          b.setAttribute('role', 'status');
+          b.textContent = `Mask debugger: “${MASK_BUG_LABELS[vm.bug]}” is injected (choose “Correct mask” to remove it).`;
+          return [b];
+        })()
+      : [];
   root.append(
     header,
+    ...banner,
     stripRow(doc, stripBox, detail),
     renderLegend(doc, Boolean(heat), Boolean(view)),
     renderMaskDebugger(doc, vm, h),

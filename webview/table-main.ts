@@ -102,6 +102,10 @@ export function startTable(app: HTMLElement): void {
       if (row?.dataset.key) open(row.dataset.key);
     });
     body.addEventListener('keydown', (e) => {
+      if (e.key === 'Escape') {
+        vscode.postMessage({ type: 'focusTree' });
+        return;
+      }
       const at = Math.max(
         0,
         order.findIndex((i) => table.keys[i] === selected),

@@ -187,6 +187,9 @@ export class EpisodeTablePanel implements vscode.Disposable {
       case 'list':
         this.list = m.keys;
         return;
+      case 'focusTree':
+        void vscode.commands.executeCommand('episodeLab.runs.focus');
+        return;
       case 'open':
         this.list = m.list;
         this.position = m.list.indexOf(m.key);

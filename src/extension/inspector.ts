@@ -295,6 +295,10 @@ export class Inspector implements vscode.Disposable {
         );
       return;
     }
+    if (m.type === 'focusTree') {
+      void vscode.commands.executeCommand('episodeLab.runs.focus');
+      return;
+    }
     if (m.type === 'browse') {
       const dir = this.current?.src.runDir;
       if (dir) this.hooks.browse?.(dir, m.query);

@@ -261,11 +261,15 @@ export class RunTreeProvider implements vscode.TreeDataProvider<Node>, vscode.Di
     switch (n.kind) {
       case 'run': {
         const root = this.runsRoot();
-        const label = root ? path.relative(root, n.dir).split(path.sep).join('/') : ix.name;
+        // An arm of a recipe folder reads by its own name first (the recipe folder's long timestamped
+        // name goes to the description), so it stays readable at the default side bar width.
+        const parts = root ? path.relative(root, n.dir).split(path.sep) : [ix.name];
+        const label = parts.length > 1 ? parts[parts.length - 1] : parts[0];
+        const parent = parts.length > 1 ? `${parts.slice(0, -1).join('/')} · ` : '';
         const item = new vscode.TreeItem(label, C.Collapsed);
         const m = ix.meta;
         const steps = ix.steps().length;
-        item.description = `${m?.kind ?? '?'}${m?.from ? ` · ${m.from}` : ''} · ${steps} step${steps === 1 ? '' : 's'} · ${ix.episodes.length} episodes`;
+        item.description = `${parent}${m?.kind ?? '?'}${m?.from ? ` · ${m.from}` : ''} · ${steps} ${m?.kind === 'sample' ? 'batch' : 'step'}${steps === 1 ? '' : m?.kind === 'sample' ? 'es' : 's'} · ${ix.episodes.length} episodes`;
         item.iconPath = new vscode.ThemeIcon(this.active.has(n.dir) ? 'sync~spin' : 'beaker');
         item.tooltip = `${n.dir}\ncreated ${m?.created ?? '?'}${m?.backend ? `\nbackend ${m.backend}` : ''}${ix.warnings.length ? `\n${ix.warnings.join('\n')}` : ''}`;
         item.contextValue = 'run';

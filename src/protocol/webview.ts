@@ -111,7 +111,9 @@ export type FromWebview =
   /** Show the previous or next row of the episode table's filtered order. */
   | { type: 'walk'; direction: -1 | 1 }
   /** Open this run's episode table with a query (this episode's group, its task across steps). */
-  | { type: 'browse'; query: string };
+  | { type: 'browse'; query: string }
+  /** Give the keyboard back to the run explorer (Escape). */
+  | { type: 'focusTree' };
 
 export interface InspectorState {
   episode: TrajectoryJSON;
@@ -266,6 +268,7 @@ const FromWebviewSchema = v.variant(
     v.strictObject({ type: v.literal('openDashboard') }),
     v.strictObject({ type: v.literal('walk'), direction: v.picklist([-1, 1], 'expected -1 or 1') }),
     v.strictObject({ type: v.literal('browse'), query: anyText(2000) }),
+    v.strictObject({ type: v.literal('focusTree') }),
     v.strictObject({
       type: v.literal('rolloutNav'),
       direction: v.picklist([-1, 1], 'expected -1 or 1'),
@@ -443,7 +446,9 @@ export type FromTable =
   | { type: 'ready' }
   /** Open a row in the inspector; `list` is the filtered, sorted order to walk with next/previous. */
   | { type: 'open'; key: string; list: string[] }
-  | { type: 'list'; keys: string[] };
+  | { type: 'list'; keys: string[] }
+  /** Give the keyboard back to the run explorer (Escape). */
+  | { type: 'focusTree' };
 
 /** What the table keeps across a reload. */
 export interface TableState {
@@ -477,6 +482,7 @@ const FromTableSchema = v.variant(
     v.strictObject({ type: v.literal('ready') }),
     v.strictObject({ type: v.literal('open'), key: anyText(200), list: Keys }),
     v.strictObject({ type: v.literal('list'), keys: Keys }),
+    v.strictObject({ type: v.literal('focusTree') }),
   ],
   (i) => `unknown message type ${show(i.input)}`,
 );

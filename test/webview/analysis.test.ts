@@ -24,7 +24,7 @@ import type { CreditResult } from '../../src/protocol/trainer.js';
 import type { RunSeries } from '../../src/protocol/webview.js';
 import { curveSeries, renderCurveChart, renderDashboard, renderRecipeTable } from '../../webview/charts.js';
 import { mostCalls, renderCrossTable } from '../../webview/context.js';
-import { CREDIT_SERIES, renderCreditBars } from '../../webview/credit.js';
+import { CREDIT_SERIES, fitLabel, renderCreditBars } from '../../webview/credit.js';
 import { renderInspector } from '../../webview/page.js';
 import { heatBucket, renderTokenStrip, tokenDetail } from '../../webview/strip.js';
 import { episodeCalls, stripView, type ViewModel } from '../../webview/view-model.js';
@@ -91,11 +91,17 @@ describe('per-call credit bars', () => {
     );
     for (const g of groups) assert.equal(g.querySelectorAll('rect.bar').length, CREDIT_SERIES.length);
     // Each group is labelled with its call's text, as the strip shows it.
-    const texts = groups.map((g) => g.querySelector('.call-text')!.textContent);
-    assert.deepEqual(
-      texts,
-      episodeCalls(ep).map((c) => c.text.replace(/<\/?call>/g, '').trim()),
-    );
+    // Long labels are cut to the group's width (with an ellipsis); the whole call is the title.
+    const labels = groups.map((g) => g.querySelector('.call-text')!.firstChild!.textContent ?? '');
+    const titles = groups.map((g) => g.querySelector('.call-text title')!.textContent);
+    const calls = episodeCalls(ep).map((c) => c.text);
+    assert.deepEqual(titles, calls);
+    labels.forEach((l, k) => {
+      const full = calls[k].replace(/<\/?call>/g, '').trim();
+      assert.ok(l === full || (l.endsWith('…') && full.startsWith(l.slice(0, -1))), `${l} is ${full}, cut`);
+    });
+    assert.equal(fitLabel('edit fix_off_by_one', 96), 'edit fix_off_b…');
+    assert.equal(fitLabel('read', 96), 'read');
     // The reward bar of the last call (verdict 1 - 0.05) is positive; the others negative.
     const rewardBars = groups.map((g) => g.querySelector('rect.bar-reward')!);
     assert.equal(rewardBars.at(-1)!.classList.contains('neg'), false);

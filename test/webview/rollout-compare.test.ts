@@ -11,13 +11,12 @@ function view(turns: [string, string[], number][]): RolloutView {
   const tokens: string[] = [];
   const turn: number[] = [];
   const lossMask: number[] = [];
-  turns.forEach(([, toks, trained], k) =>
-    toks.forEach((t, i) => {
+  for (const [k, [, toks, trained]] of turns.entries())
+    for (const [i, t] of toks.entries()) {
       tokens.push(t);
       turn.push(k);
       lossMask.push(i < trained ? 1 : 0);
-    }),
-  );
+    }
   return {
     record: 0,
     part: null,

@@ -8,7 +8,13 @@ import type { Handlers, ViewModel } from './view-model.js';
 export function renderMaskTable(doc: Document, mask: MaskCheckResult): HTMLElement {
   const table = doc.createElement('table');
   table.className = 'mask-table';
-  const head = ['owner', 'positions', 'owned by the policy', 'with gradient', 'flags'];
+  const head = [
+    'owner',
+    'positions (tokens after the first)',
+    'owned by the policy',
+    'with gradient',
+    'flags',
+  ];
   const tr = (cells: string[], tag: 'th' | 'td', cls = '') => {
     const row = doc.createElement('tr');
     if (cls) row.className = cls;

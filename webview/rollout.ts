@@ -136,7 +136,7 @@ export function renderFileFindings(doc: Document, m: RolloutModel, h: RolloutHan
       for (const c of [r.rule, String(r.findings), String(r.samples), r.summary, r.from])
         tr.appendChild(el(doc, 'td', '', c));
       const td = el(doc, 'td', '');
-      td.appendChild(button(`next-${r.rule}`, 'next ▶', 1, r.rule));
+      td.appendChild(button(`next-${r.rule}`, 'next sample ▶', 1, r.rule));
       tr.appendChild(td);
       body.appendChild(tr);
     }

@@ -3,7 +3,7 @@
  * (only the rows in view exist in the DOM, so 100 000 rows scroll without stalling). Pure
  * functions of the table and the view state; table-main.ts owns the messages and the state.
  */
-import { COLUMNS, type Column, type EpisodeTable } from '../src/core/browse/episode-table.js';
+import { COLUMNS, type Column, type EpisodeTable, NUMERIC } from '../src/core/browse/episode-table.js';
 
 /** Height of a row in pixels (the CSS sets the same). */
 export const ROW_HEIGHT = 22;
@@ -14,11 +14,11 @@ export const COLUMN_LABELS: Record<Column, string> = {
   step: 'step',
   index: '#',
   task: 'task',
-  kind: 'bug kind',
+  kind: 'kind',
   group: 'group',
   pass: 'pass',
   reward: 'reward',
-  advantage: 'adv.',
+  advantage: 'advantage',
   turns: 'turns',
   stop: 'stop',
   invalid: 'invalid',
@@ -60,7 +60,7 @@ export function renderRow(
   tr.style.transform = `translateY(${position * ROW_HEIGHT}px)`;
   for (const c of COLUMNS) {
     const td = doc.createElement('div');
-    td.className = `cell col-${c}`;
+    td.className = `cell col-${c}${NUMERIC.has(c) && c !== 'pass' ? ' num' : ''}`;
     td.setAttribute('role', 'gridcell');
     td.textContent = cellText(t, c, row);
     tr.appendChild(td);
@@ -148,7 +148,7 @@ export function renderTableView(
   head.setAttribute('role', 'row');
   for (const c of COLUMNS) {
     const th = doc.createElement('button');
-    th.className = `cell col-${c}${sort?.column === c ? ` sorted ${sort.descending ? 'desc' : 'asc'}` : ''}`;
+    th.className = `cell col-${c}${NUMERIC.has(c) && c !== 'pass' ? ' num' : ''}${sort?.column === c ? ` sorted ${sort.descending ? 'desc' : 'asc'}` : ''}`;
     th.setAttribute('role', 'columnheader');
     th.setAttribute(
       'aria-sort',

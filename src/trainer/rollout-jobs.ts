@@ -57,7 +57,7 @@ export async function rolloutOpen(job: RolloutOpenJob, hooks: RolloutHooks): Pro
     if (now - last < 250 && done < total) return;
     last = now;
     const pct = total ? Math.round((100 * done) / total) : 100;
-    hooks.progress(pct, 100, `${path.basename(job.file)}: ${pct} % read`);
+    hooks.progress(pct, 100, `${pct} % read`);
   };
   const byRecord = new Map<number, Finding[]>();
   if (!job.lint) {

@@ -73,17 +73,29 @@ export function outcomeRows(a: TrajectoryJSON, b: TrajectoryJSON): [string, stri
   return rows.map(([k, x, y]) => [k, x, y, x !== y]);
 }
 
-/** The comparison section: outcomes, then the calls aligned, differences marked. */
-export function renderComparePinned(
+/** One line of a comparison: a label, the pinned side, this side, whether they differ. */
+export interface CompareLine {
+  label: string;
+  a: string;
+  b: string;
+  differs: boolean;
+  /** Data attributes of the row (`call`, `turn`). */
+  data?: Record<string, string>;
+  title?: string;
+}
+
+/** A comparison section (both comparisons draw with it): a heading with unpin, then a two-sided table. */
+export function renderComparisonTable(
   doc: Document,
-  pinned: { episode: TrajectoryJSON; title: string },
-  current: { episode: TrajectoryJSON; title: string },
+  heading: string,
+  titles: [string, string],
+  lines: readonly CompareLine[],
   onUnpin: () => void,
 ): HTMLElement {
   const box = doc.createElement('section');
   box.className = 'compare-pinned';
   const h2 = doc.createElement('h2');
-  h2.textContent = 'Compared with the pinned episode';
+  h2.textContent = heading;
   const unpin = doc.createElement('button');
   unpin.className = 'link-button';
   unpin.id = 'unpin';
@@ -93,37 +105,62 @@ export function renderComparePinned(
   box.appendChild(h2);
   const table = doc.createElement('table');
   table.className = 'compare-table';
-  const row = (cells: string[], tag: 'th' | 'td', diffs: boolean[] = []) => {
+  const row = (cells: string[], tag: 'th' | 'td', differs = false) => {
     const tr = doc.createElement('tr');
     cells.forEach((c, i) => {
       const cell = doc.createElement(tag);
       cell.textContent = c;
-      if (diffs[i]) cell.className = 'diff';
+      if (differs && i > 0) cell.className = 'diff';
       tr.appendChild(cell);
     });
     return tr;
   };
   const head = doc.createElement('thead');
-  head.appendChild(row(['', `pinned: ${pinned.title}`, `this: ${current.title}`], 'th'));
+  head.appendChild(row(['', `pinned: ${titles[0]}`, `this: ${titles[1]}`], 'th'));
   const body = doc.createElement('tbody');
-  for (const [k, x, y, d] of outcomeRows(pinned.episode, current.episode))
-    body.appendChild(row([k, x, y], 'td', [false, d, d]));
-  for (const c of alignCalls(pinned.episode, current.episode)) {
-    const tr = row([`call ${c.k}`, c.a?.call ?? '—', c.b?.call ?? '—'], 'td', [
-      false,
-      c.callDiffers,
-      c.callDiffers,
-    ]);
-    tr.dataset.call = String(c.k);
-    if (c.logpGap !== null && c.logpGap > 0.01)
-      tr.title = `log-probs of this call differ by up to ${c.logpGap.toFixed(3)}`;
+  for (const l of lines) {
+    const tr = row([l.label, l.a, l.b], 'td', l.differs);
+    for (const [k, v] of Object.entries(l.data ?? {})) tr.dataset[k] = v;
+    if (l.title) tr.title = l.title;
     body.appendChild(tr);
-    if (c.a?.obs != null || c.b?.obs != null)
-      body.appendChild(
-        row(['  obs', c.a?.obs ?? '—', c.b?.obs ?? '—'], 'td', [false, c.obsDiffers, c.obsDiffers]),
-      );
   }
   table.append(head, body);
   box.appendChild(table);
   return box;
+}
+
+/** The comparison section: outcomes, then the calls aligned, differences marked. */
+export function renderComparePinned(
+  doc: Document,
+  pinned: { episode: TrajectoryJSON; title: string },
+  current: { episode: TrajectoryJSON; title: string },
+  onUnpin: () => void,
+): HTMLElement {
+  const lines: CompareLine[] = outcomeRows(pinned.episode, current.episode).map(([label, a, b, differs]) => ({
+    label,
+    a,
+    b,
+    differs,
+  }));
+  for (const c of alignCalls(pinned.episode, current.episode)) {
+    lines.push({
+      label: `call ${c.k}`,
+      a: c.a?.call ?? '—',
+      b: c.b?.call ?? '—',
+      differs: c.callDiffers,
+      data: { call: String(c.k) },
+      ...(c.logpGap !== null && c.logpGap > 0.01
+        ? { title: `log-probs of this call differ by up to ${c.logpGap.toFixed(3)}` }
+        : {}),
+    });
+    if (c.a?.obs != null || c.b?.obs != null)
+      lines.push({ label: '  obs', a: c.a?.obs ?? '—', b: c.b?.obs ?? '—', differs: c.obsDiffers });
+  }
+  return renderComparisonTable(
+    doc,
+    'Compared with the pinned episode',
+    [pinned.title, current.title],
+    lines,
+    onUnpin,
+  );
 }

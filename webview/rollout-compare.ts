@@ -3,6 +3,7 @@
  * are trained), with what differs marked, and their outcomes side by side.
  */
 import type { RolloutView } from '../src/core/rollouts/view.js';
+import { type CompareLine, renderComparisonTable } from './compare.js';
 
 export interface TurnOf {
   role: string;
@@ -57,57 +58,33 @@ export function renderRolloutCompare(
   current: { view: RolloutView; title: string },
   onUnpin: () => void,
 ): HTMLElement {
-  const box = doc.createElement('section');
-  box.className = 'compare-pinned';
-  const h2 = doc.createElement('h2');
-  h2.textContent = 'Compared with the pinned sample';
-  const unpin = doc.createElement('button');
-  unpin.className = 'link-button';
-  unpin.id = 'unpin';
-  unpin.textContent = 'unpin';
-  unpin.addEventListener('click', onUnpin);
-  h2.append(' ', unpin);
-  box.appendChild(h2);
-  const table = doc.createElement('table');
-  table.className = 'compare-table';
-  const row = (cells: string[], tag: 'th' | 'td', diffs: boolean[] = []) => {
-    const tr = doc.createElement('tr');
-    cells.forEach((c, i) => {
-      const cell = doc.createElement(tag);
-      cell.textContent = c;
-      if (diffs[i]) cell.className = 'diff';
-      tr.appendChild(cell);
-    });
-    return tr;
-  };
-  const head = doc.createElement('thead');
-  head.appendChild(row(['', `pinned: ${pinned.title}`, `this: ${current.title}`], 'th'));
-  const body = doc.createElement('tbody');
   const a = pinned.view;
   const b = current.view;
-  const outcome: [string, string, string][] = [
-    ['reward', a.reward?.toFixed(3) ?? '–', b.reward?.toFixed(3) ?? '–'],
-    ['tokens', String(a.ids.length), String(b.ids.length)],
-    ['trained', String(a.lossMask.reduce((s, x) => s + x, 0)), String(b.lossMask.reduce((s, x) => s + x, 0))],
+  const trained = (v: RolloutView) => String(v.lossMask.reduce((s, x) => s + x, 0));
+  const rules = (v: RolloutView) => v.findings.map((f) => f.rule).join(', ') || 'none';
+  const lines: CompareLine[] = (
     [
-      'findings',
-      a.findings.map((f) => f.rule).join(', ') || 'none',
-      b.findings.map((f) => f.rule).join(', ') || 'none',
-    ],
-  ];
-  for (const [k, x, y] of outcome) body.appendChild(row([k, x, y], 'td', [false, x !== y, x !== y]));
-  for (const t of alignTurns(a, b)) {
-    const side = (x: TurnOf | null) =>
-      x ? `${x.role || '?'} (${x.trained}/${x.tokens} trained): ${clip(x.text)}` : '—';
-    const tr = row([`turn ${t.k}`, side(t.a), side(t.b)], 'td', [
-      false,
-      t.textDiffers || t.maskDiffers,
-      t.textDiffers || t.maskDiffers,
-    ]);
-    tr.dataset.turn = String(t.k);
-    body.appendChild(tr);
-  }
-  table.append(head, body);
-  box.appendChild(table);
-  return box;
+      ['reward', a.reward?.toFixed(3) ?? '–', b.reward?.toFixed(3) ?? '–'],
+      ['tokens', String(a.ids.length), String(b.ids.length)],
+      ['trained', trained(a), trained(b)],
+      ['findings', rules(a), rules(b)],
+    ] as const
+  ).map(([label, x, y]) => ({ label, a: x, b: y, differs: x !== y }));
+  const side = (x: TurnOf | null) =>
+    x ? `${x.role || '?'} (${x.trained}/${x.tokens} trained): ${clip(x.text)}` : '—';
+  for (const t of alignTurns(a, b))
+    lines.push({
+      label: `turn ${t.k}`,
+      a: side(t.a),
+      b: side(t.b),
+      differs: t.textDiffers || t.maskDiffers,
+      data: { turn: String(t.k) },
+    });
+  return renderComparisonTable(
+    doc,
+    'Compared with the pinned sample',
+    [pinned.title, current.title],
+    lines,
+    onUnpin,
+  );
 }

@@ -102,6 +102,22 @@ export class Inspector implements vscode.Disposable {
     });
   }
 
+  /** Open the panel beside the active editor, or bring it forward. */
+  private openPanel(): void {
+    if (this.panel) {
+      this.panel.reveal(undefined, false);
+      return;
+    }
+    this.attach(
+      vscode.window.createWebviewPanel(
+        INSPECTOR_VIEW_TYPE,
+        'Episode Inspector',
+        { viewColumn: vscode.ViewColumn.Beside, preserveFocus: false },
+        panelOptions(this.extensionUri),
+      ),
+    );
+  }
+
   /** Show an episode (opening the panel if needed), with the run it comes from. */
   show(
     episode: TrajectoryJSON | null,
@@ -109,15 +125,7 @@ export class Inspector implements vscode.Disposable {
     runDir: string | null = null,
     outcome: number | null = null,
   ): void {
-    if (!this.panel) {
-      const panel = vscode.window.createWebviewPanel(
-        INSPECTOR_VIEW_TYPE,
-        'Episode Inspector',
-        { viewColumn: vscode.ViewColumn.Beside, preserveFocus: false },
-        panelOptions(this.extensionUri),
-      );
-      this.attach(panel);
-    } else this.panel.reveal(undefined, false);
+    this.openPanel();
     if (episode) {
       this.rollout = null;
       this.pendingRollout = null;
@@ -141,15 +149,7 @@ export class Inspector implements vscode.Disposable {
     record: number,
     sample = 0,
   ): Promise<void> {
-    if (!this.panel) {
-      const panel = vscode.window.createWebviewPanel(
-        INSPECTOR_VIEW_TYPE,
-        'Episode Inspector',
-        { viewColumn: vscode.ViewColumn.Beside, preserveFocus: false },
-        panelOptions(this.extensionUri),
-      );
-      this.attach(panel);
-    } else this.panel.reveal(undefined, false);
+    this.openPanel();
     this.current = null;
     this.rollout = { file, summary, record };
     const title = `${path.basename(file.file)}: record ${record + 1}`;

@@ -53,6 +53,17 @@ describe('trainer process', () => {
     );
   });
 
+  test('a malformed start fails that job with the reason, and the child goes on serving', async () => {
+    // The host sends what it is given: a job of 0 episodes reaches the child, whose schema refuses it.
+    const bad = await client.start(job({ name: 'bad', episodes: 0 }) as never);
+    await assert.rejects(
+      bad.result,
+      (e: unknown) => e instanceof JobError && /episodes: expected an integer from 1/.test(e.message),
+    );
+    const good = await client.start(job({ name: 'after-bad', episodes: 2, batch: 2 }));
+    assert.equal((await good.result).episodes, 2);
+  });
+
   test('the child lists its jobs and recipes', async () => {
     assert.ok(client.jobs.includes('creditTable') && client.jobs.includes('rerun'));
     assert.ok(client.jobs.includes('retrain'));

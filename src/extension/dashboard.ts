@@ -13,22 +13,43 @@ import {
 } from '../protocol/webview.js';
 import { findRuns, recipeTables, runSeries } from './dashboard-data.js';
 import type { RunTreeProvider } from './run-tree.js';
-import { attachPanel, panelOptions } from './webview-panel.js';
+import { PanelSlot, panelOptions } from './webview-panel.js';
 import { isInside } from './workspace-folders.js';
 
 export const DASHBOARD_VIEW_TYPE = 'episodeLab.dashboard';
 
 export class Dashboard implements vscode.Disposable {
-  private panel: vscode.WebviewPanel | null = null;
   private roots: string[] = [];
-  private ready = false;
   private timer: NodeJS.Timeout | null = null;
+
+  private readonly slot: PanelSlot<FromDashboard>;
 
   constructor(
     private readonly extensionUri: vscode.Uri,
     private readonly tree: RunTreeProvider,
     private readonly log: (line: string) => void,
-  ) {}
+  ) {
+    this.slot = new PanelSlot<FromDashboard>({
+      extensionUri,
+      view: 'dashboard',
+      title: 'Training Dashboard',
+      parse: parseFromDashboard,
+      onMessage: (m) => this.handle(m),
+      log,
+    });
+  }
+
+  private get panel(): vscode.WebviewPanel | null {
+    return this.slot.panel;
+  }
+
+  private get ready(): boolean {
+    return this.slot.ready;
+  }
+
+  private set ready(v: boolean) {
+    this.slot.ready = v;
+  }
 
   get isOpen(): boolean {
     return this.panel !== null;
@@ -69,23 +90,7 @@ export class Dashboard implements vscode.Disposable {
   }
 
   private attach(panel: vscode.WebviewPanel): void {
-    this.panel?.dispose();
-    this.panel = panel;
-    this.ready = false;
-    attachPanel(panel, {
-      extensionUri: this.extensionUri,
-      view: 'dashboard',
-      title: 'Training Dashboard',
-      parse: parseFromDashboard,
-      onMessage: (m) => this.handle(m),
-      log: this.log,
-      onDispose: () => {
-        if (this.panel === panel) {
-          this.panel = null;
-          this.ready = false;
-        }
-      },
-    });
+    this.slot.attach(panel);
   }
 
   /** Re-read the runs soon (coalescing calls: a training step triggers several file events). */
@@ -119,7 +124,7 @@ export class Dashboard implements vscode.Disposable {
   }
 
   private post(m: ToDashboard): void {
-    void this.panel?.webview.postMessage(m);
+    this.slot.post(m);
   }
 
   private async handle(m: FromDashboard): Promise<void> {
@@ -148,6 +153,6 @@ export class Dashboard implements vscode.Disposable {
 
   dispose(): void {
     if (this.timer) clearTimeout(this.timer);
-    this.panel?.dispose();
+    this.slot.dispose();
   }
 }

@@ -17,7 +17,7 @@ import {
   type ToTable,
 } from '../protocol/webview.js';
 import type { TrainerClient } from './trainer-client.js';
-import { attachPanel, panelOptions } from './webview-panel.js';
+import { PanelSlot, panelOptions } from './webview-panel.js';
 
 export const TABLE_VIEW_TYPE = 'episodeLab.episodes';
 
@@ -59,19 +59,40 @@ export interface TableHooks {
 }
 
 export class EpisodeTablePanel implements vscode.Disposable {
-  private panel: vscode.WebviewPanel | null = null;
   private source: TableSource | null = null;
-  private ready = false;
   /** The filtered, sorted order of the table, and where the inspector is in it. */
   private list: string[] = [];
   private position = -1;
+
+  private readonly slot: PanelSlot<FromTable>;
 
   constructor(
     private readonly extensionUri: vscode.Uri,
     private readonly trainer: TrainerClient,
     private readonly log: (line: string) => void,
     private readonly hooks: TableHooks,
-  ) {}
+  ) {
+    this.slot = new PanelSlot<FromTable>({
+      extensionUri,
+      view: 'table',
+      title: 'Episodes',
+      parse: parseFromTable,
+      onMessage: (m) => this.handle(m),
+      log,
+    });
+  }
+
+  private get panel(): vscode.WebviewPanel | null {
+    return this.slot.panel;
+  }
+
+  private get ready(): boolean {
+    return this.slot.ready;
+  }
+
+  private set ready(v: boolean) {
+    this.slot.ready = v;
+  }
 
   get isOpen(): boolean {
     return this.panel !== null;
@@ -117,27 +138,11 @@ export class EpisodeTablePanel implements vscode.Disposable {
   }
 
   private attach(panel: vscode.WebviewPanel): void {
-    this.panel?.dispose();
-    this.panel = panel;
-    this.ready = false;
-    attachPanel(panel, {
-      extensionUri: this.extensionUri,
-      view: 'table',
-      title: 'Episodes',
-      parse: parseFromTable,
-      onMessage: (m) => this.handle(m),
-      log: this.log,
-      onDispose: () => {
-        if (this.panel === panel) {
-          this.panel = null;
-          this.ready = false;
-        }
-      },
-    });
+    this.slot.attach(panel);
   }
 
   private post(m: ToTable): void {
-    void this.panel?.webview.postMessage(m);
+    this.slot.post(m);
   }
 
   /** Build the table of the source and send it. */
@@ -219,6 +224,6 @@ export class EpisodeTablePanel implements vscode.Disposable {
   }
 
   dispose(): void {
-    this.panel?.dispose();
+    this.slot.dispose();
   }
 }

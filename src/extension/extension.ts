@@ -11,6 +11,7 @@ import { EpisodeTablePanel, TABLE_VIEW_TYPE } from './episode-table.js';
 import { INSPECTOR_VIEW_TYPE, Inspector } from './inspector.js';
 import { RunTreeProvider } from './run-tree.js';
 import { TrainerClient } from './trainer-client.js';
+import { isInside } from './workspace-folders.js';
 
 export function activate(context: vscode.ExtensionContext): void {
   const output = vscode.window.createOutputChannel('Episode Lab');
@@ -49,8 +50,7 @@ export function activate(context: vscode.ExtensionContext): void {
     rolloutSummary: (file) => tree.rollouts.get(file)?.summary ?? null,
     allowedRun: (dir) => {
       const root = Commands.runsRoot();
-      const rel = root ? path.relative(root, path.resolve(dir)) : '..';
-      return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
+      return isInside(root, dir) && path.resolve(dir) !== path.resolve(root ?? '');
     },
   });
   const commands = new Commands(trainer, tree, treeView, inspector, dashboard, output, table);

@@ -89,3 +89,37 @@ export function attachPanel<M>(panel: vscode.WebviewPanel, w: PanelWiring<M>): v
   });
   panel.onDidDispose(() => w.onDispose());
 }
+
+/**
+ * The one panel a view keeps (the dashboard, the episode table): attaching a new panel disposes the
+ * old one, a disposed panel is forgotten, and `ready` says whether its page has said so.
+ */
+export class PanelSlot<M> {
+  panel: vscode.WebviewPanel | null = null;
+  ready = false;
+
+  constructor(private readonly wiring: Omit<PanelWiring<M>, 'onDispose'>) {}
+
+  attach(panel: vscode.WebviewPanel): void {
+    this.panel?.dispose();
+    this.panel = panel;
+    this.ready = false;
+    attachPanel(panel, {
+      ...this.wiring,
+      onDispose: () => {
+        if (this.panel === panel) {
+          this.panel = null;
+          this.ready = false;
+        }
+      },
+    });
+  }
+
+  post(m: unknown): void {
+    void this.panel?.webview.postMessage(m);
+  }
+
+  dispose(): void {
+    this.panel?.dispose();
+  }
+}

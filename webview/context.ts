@@ -5,6 +5,7 @@
  */
 import { type ContextPolicy, describeContextPolicy, MAX_VIEW_TOKENS } from '../src/core/context/policy.js';
 import type { TrajectoryJSON } from '../src/core/gym/trajectory-json.js';
+import { MAX_RETRAIN_STEPS } from '../src/protocol/trainer.js';
 import { policyLabel } from '../src/protocol/webview.js';
 import { renderTokenStrip } from './strip.js';
 import { makeButton, makeDropdown, makeNumberField } from './toolkit.js';
@@ -135,19 +136,37 @@ export function renderContextEditor(doc: Document, vm: ViewModel, h: Handlers): 
       () => h.onEvaluate?.('run'),
       { disabled: noModel ?? busy(vm.evalJob), secondary: true },
     ),
+  );
+  // Retraining: its step count, its button, and a cancel while it runs.
+  const row4 = doc.createElement('div');
+  row4.className = 'controls actions';
+  const stepsLabel = doc.createElement('label');
+  stepsLabel.htmlFor = 'retrain-steps';
+  stepsLabel.textContent = 'Retrain for';
+  const stepsField = makeNumberField(doc, 'retrain-steps', vm.retrainSteps ?? 40, 1, MAX_RETRAIN_STEPS, (n) =>
+    h.onRetrainSteps?.(n),
+  );
+  stepsField.disabled = Boolean(vm.retrainJob?.pending);
+  const stepsUnit = doc.createElement('span');
+  stepsUnit.textContent = 'steps';
+  row4.append(
+    stepsLabel,
+    stepsField,
+    stepsUnit,
     makeButton(doc, 'retrain', `Retrain under ${policyLabel(policy)}`, () => h.onRetrain?.(), {
       disabled: vm.source?.retrainUnavailable ?? busy(vm.retrainJob),
       secondary: true,
     }),
   );
   if (vm.retrained)
-    row3.appendChild(
+    row4.appendChild(
       makeButton(doc, 'evaluate-retrained', `Evaluate ${vm.retrained}`, () => h.onEvaluate?.('retrained'), {
         disabled: busy(vm.evalJob),
         secondary: true,
       }),
     );
-  box.append(row1, row2, desc, row3);
+  box.append(row1, row2, desc, row3, row4);
+  if (vm.retrainCancelled) box.appendChild(status(doc, 'muted retrain-cancelled', vm.retrainCancelled));
   if (vm.source?.retrainUnavailable)
     box.appendChild(status(doc, 'muted retrain-reason', `Retrain: ${vm.source.retrainUnavailable}.`));
   for (const [name, job] of [
@@ -156,10 +175,20 @@ export function renderContextEditor(doc: Document, vm: ViewModel, h: Handlers): 
     ['retraining', vm.retrainJob],
   ] as const) {
     if (job?.error) box.appendChild(status(doc, 'error', `The ${name} failed: ${job.error}`));
-    else if (job?.pending)
-      box.appendChild(
-        status(doc, 'pending', `${name}: ${job.progress ?? 'running in the trainer process…'}`),
-      );
+    else if (job?.pending) {
+      const line = status(doc, 'pending', `${name}: ${job.progress ?? 'running in the trainer process…'}`);
+      // An evaluation or a retraining can run for minutes: it can be stopped here, at its next step.
+      const op = name === 'evaluation' ? 'evaluate' : name === 'retraining' ? 'retrain' : null;
+      if (op) {
+        const cancel = doc.createElement('button');
+        cancel.className = 'link-button';
+        cancel.id = `cancel-${op}`;
+        cancel.textContent = 'cancel';
+        cancel.addEventListener('click', () => h.onCancel?.(op));
+        line.append(' ', cancel);
+      }
+      box.appendChild(line);
+    }
   }
   return box;
 }

@@ -29,6 +29,8 @@ declare function acquireVsCodeApi(): VsCodeApi;
 
 /** Episodes sampled per rerun of the task (the comparison shows the one with the most calls first). */
 const RERUN_EPISODES = 16;
+/** A retraining's steps unless the field says otherwise (the chapter's runs are 40 steps). */
+const DEFAULT_RETRAIN_STEPS = 40;
 
 export function startInspector(app: HTMLElement): void {
   const vscode = acquireVsCodeApi();
@@ -53,7 +55,9 @@ export function startInspector(app: HTMLElement): void {
     evals: [],
     evalJob: idleJob(),
     retrainJob: idleJob(),
+    retrainSteps: DEFAULT_RETRAIN_STEPS,
     retrained: null,
+    retrainCancelled: null,
     pinned: saved?.pinned ?? null,
   };
   /** A real trainer's rollout sample, when one is shown (instead of an episode of ours). */
@@ -134,8 +138,24 @@ export function startInspector(app: HTMLElement): void {
     },
     onRetrain(): void {
       vm.retrainJob = { pending: true, progress: null, error: null };
+      vm.retrainCancelled = null;
       waiting.retrain = ++requestId;
-      vscode.postMessage({ type: 'retrain', requestId: waiting.retrain, policy: policy(), steps: 40 });
+      vscode.postMessage({
+        type: 'retrain',
+        requestId: waiting.retrain,
+        policy: policy(),
+        steps: vm.retrainSteps ?? DEFAULT_RETRAIN_STEPS,
+      });
+      render();
+    },
+    onRetrainSteps(steps: number): void {
+      vm.retrainSteps = steps;
+    },
+    onCancel(op: 'evaluate' | 'retrain'): void {
+      const job = op === 'evaluate' ? 'evalJob' : 'retrainJob';
+      if (!vm[job]?.pending) return;
+      vscode.postMessage({ type: 'cancelJob', requestId: waiting[op], op });
+      vm[job] = { ...vm[job]!, progress: 'cancelling: stops at the end of the current step…' };
       render();
     },
     onRerunShown(i: number): void {
@@ -366,8 +386,10 @@ export function startInspector(app: HTMLElement): void {
         break;
       case 'retrainDone':
         if (m.requestId !== waiting.retrain) return;
-        vm.retrained = m.label;
         vm.retrainJob = idleJob();
+        if (m.complete) vm.retrained = m.label;
+        else
+          vm.retrainCancelled = `Retraining cancelled after ${m.steps} step${m.steps === 1 ? '' : 's'}: the run ${m.run} keeps them (resume it with episode-lab train --resume .episode-lab/runs/${m.run}); it is not offered for evaluation.`;
         break;
       case 'jobProgress': {
         const job = [

@@ -54,8 +54,12 @@ export interface ViewModel {
   evals?: EvalCell[];
   evalJob?: JobState;
   retrainJob?: JobState;
+  /** How many steps a retraining runs (the field beside its button). */
+  retrainSteps?: number;
   /** The retrained run's label, once done. */
   retrained?: string | null;
+  /** Set when the last retraining was cancelled: what is left of it. */
+  retrainCancelled?: string | null;
   /** An episode pinned to compare others with. */
   pinned?: { episode: TrajectoryJSON; title: string } | null;
 }
@@ -68,6 +72,9 @@ export interface Handlers {
   onRerun?(): void;
   onEvaluate?(model: 'run' | 'retrained'): void;
   onRetrain?(): void;
+  onRetrainSteps?(steps: number): void;
+  /** Stop a running evaluation or retraining at its next step. */
+  onCancel?(op: 'evaluate' | 'retrain'): void;
   onRerunShown?(i: number): void;
   onDashboard?(): void;
   /** Previous (-1) or next (1) row of the episode table's filtered list. */

@@ -62,8 +62,8 @@ export class Inspector implements vscode.Disposable {
   /** The rollout file and record shown (instead of an episode of ours). */
   private rollout: { file: RolloutFileRef; summary: RolloutFileSummary; record: number } | null = null;
   private pendingRollout: Extract<ToWebview, { type: 'showRollout' }> | null = null;
-  /** The analyses running for this inspector (at most one of each). */
-  private readonly inFlight = new Set<AnalysisOp>();
+  /** The analyses running for this inspector (at most one of each): the webview's request, the trainer's job. */
+  private readonly inFlight = new Map<AnalysisOp, { requestId: number; job: string | null }>();
 
   constructor(
     private readonly extensionUri: vscode.Uri,
@@ -253,7 +253,8 @@ export class Inspector implements vscode.Disposable {
       });
       return;
     }
-    this.inFlight.add(op);
+    const entry: { requestId: number; job: string | null } = { requestId, job: null };
+    this.inFlight.set(op, entry);
     try {
       const running = await this.trainer.start(job, {
         onProgress: (_s, _t, message) => {
@@ -263,6 +264,7 @@ export class Inspector implements vscode.Disposable {
         onLog: (text) => this.log(`inspector ${op}: ${text}`),
         onRunCreated: (dir) => this.hooks.runChanged(dir, true),
       });
+      entry.job = running.id;
       done(await running.result);
     } catch (e) {
       const message = (e as Error).message;
@@ -293,6 +295,15 @@ export class Inspector implements vscode.Disposable {
         void vscode.window.showInformationMessage(
           `Episode Lab: no ${m.direction === 1 ? 'next' : 'previous'} row: open an episode from the episode table (Browse Episodes) to walk its filtered list`,
         );
+      return;
+    }
+    if (m.type === 'cancelJob') {
+      // Only the request this inspector is running: a stale or foreign id is ignored.
+      const running = this.inFlight.get(m.op);
+      if (running?.requestId === m.requestId && running.job) {
+        this.log(`inspector ${m.op}: cancel asked; it stops at the end of the current step`);
+        this.trainer.cancel(running.job);
+      }
       return;
     }
     if (m.type === 'focusTree') {
@@ -451,14 +462,19 @@ export class Inspector implements vscode.Disposable {
             steps: m.steps,
           },
           (result) => {
-            const r = result as { runDir: string };
+            const r = result as { runDir: string; steps: number; complete: boolean };
             this.hooks.runChanged(r.runDir, false);
-            this.retrained = { model: r.runDir, label: `trained: ${policyLabel(m.policy)}` };
+            const label = `trained: ${policyLabel(m.policy)}`;
+            // A cancelled retraining is kept on disk (it can be resumed) but is not a model to
+            // evaluate as if it had finished.
+            if (r.complete) this.retrained = { model: r.runDir, label };
             this.post({
               type: 'retrainDone',
               requestId: m.requestId,
               run: path.basename(r.runDir),
-              label: this.retrained.label,
+              label,
+              steps: r.steps,
+              complete: r.complete,
             });
           },
         );

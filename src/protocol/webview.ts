@@ -7,11 +7,11 @@
  *   host -> webview   show {episode, title, backend?, source?}
  *                     maskResult {requestId, result}   maskError {requestId, message}
  *                     creditResult {requestId, result}   rerunResult {requestId, result}
- *                     evalResult {requestId, label, result}   retrainDone {requestId, run, label}
+ *                     evalResult {requestId, label, result}   retrainDone {requestId, run, label, steps, complete}
  *                     jobProgress {requestId, message}   jobError {requestId, op, message}
  *   webview -> host   ready   maskCheck {requestId, bug}   credit {requestId}
  *                     rerun {requestId, policy, n}   evaluate {requestId, policies, model}
- *                     retrain {requestId, policy, steps}   openDashboard
+ *                     retrain {requestId, policy, steps}   cancelJob {requestId, op}   openDashboard
  * Dashboard:
  *   host -> webview   runs {roots, runs, tables, notes}   exported {file}
  *   webview -> host   ready   exportSvg {name, svg}
@@ -85,7 +85,8 @@ export type ToWebview =
   | { type: 'creditResult'; requestId: number; result: CreditResult }
   | { type: 'rerunResult'; requestId: number; result: RerunResult }
   | { type: 'evalResult'; requestId: number; label: string; result: EvalContextResult }
-  | { type: 'retrainDone'; requestId: number; run: string; label: string }
+  /** A retraining ended: `complete` false when it was cancelled after `steps` steps (kept on disk). */
+  | { type: 'retrainDone'; requestId: number; run: string; label: string; steps: number; complete: boolean }
   | { type: 'jobProgress'; requestId: number; message: string }
   | { type: 'jobError'; requestId: number; op: AnalysisOp; message: string }
   | {
@@ -105,6 +106,8 @@ export type FromWebview =
   | { type: 'rerun'; requestId: number; policy: ContextPolicy; n: number }
   | { type: 'evaluate'; requestId: number; policies: ContextPolicy[]; model: 'run' | 'retrained' }
   | { type: 'retrain'; requestId: number; policy: ContextPolicy; steps: number }
+  /** Stop an analysis this inspector started (at its next step boundary). */
+  | { type: 'cancelJob'; requestId: number; op: AnalysisOp }
   | { type: 'openDashboard' }
   /** Show the previous or next record with findings (of one rule, or any) of the rollout file shown. */
   | { type: 'rolloutNav'; direction: -1 | 1; rule: string | null }
@@ -221,7 +224,14 @@ const ToWebviewSchema = v.variant(
       label: Label,
       result: EvalContextResultSchema,
     }),
-    v.strictObject({ type: v.literal('retrainDone'), requestId: RequestId, run: Label, label: Label }),
+    v.strictObject({
+      type: v.literal('retrainDone'),
+      requestId: RequestId,
+      run: Label,
+      label: Label,
+      steps: int(0, MAX_RETRAIN_STEPS),
+      complete: bool(),
+    }),
     v.strictObject({
       type: v.literal('showRollout'),
       title: Label,
@@ -265,6 +275,7 @@ const FromWebviewSchema = v.variant(
       policy: ContextPolicySchema,
       steps: int(1, MAX_RETRAIN_STEPS),
     }),
+    v.strictObject({ type: v.literal('cancelJob'), requestId: RequestId, op: oneOf(ANALYSIS_OPS) }),
     v.strictObject({ type: v.literal('openDashboard') }),
     v.strictObject({ type: v.literal('walk'), direction: v.picklist([-1, 1], 'expected -1 or 1') }),
     v.strictObject({ type: v.literal('browse'), query: anyText(2000) }),

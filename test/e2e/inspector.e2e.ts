@@ -103,10 +103,12 @@ async function runCommand(page: Page, title: string): Promise<void> {
   for (let attempt = 1; attempt <= 10; attempt++) {
     await page.keyboard.press('F1');
     const input = page.locator('.quick-input-widget input.input');
-    await input.waitFor({ state: 'visible', timeout: 5000 });
-    await input.fill(`>${title}`);
     const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
     try {
+      // With focus inside a webview, the palette can open and close again at once (the webview
+      // takes focus back): then the fill times out and the whole attempt is retried.
+      await input.waitFor({ state: 'visible', timeout: 5000 });
+      await input.fill(`>${title}`, { timeout: 3000 });
       await row.waitFor({ state: 'visible', timeout: 2000 });
       await page.keyboard.press('Enter');
       return;

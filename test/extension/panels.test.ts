@@ -202,6 +202,45 @@ describe('the inspector panel', () => {
     assert.match(refused[0].message, /a rerun is already running for this inspector/);
   });
 
+  it('a retrain runs the steps asked for; cancel stops it and a cancelled retrain is not evaluated', async () => {
+    let finish: (r: unknown) => void = () => {};
+    const { trainer, started } = fakeTrainer({
+      retrain: () => new Promise((r) => (finish = r)),
+      evalContext: () => ({ model: 'x', episodes: 8, rows: [] }),
+    });
+    const cancelled: string[] = [];
+    Object.assign(trainer, { cancel: (id: string) => cancelled.push(id) });
+    const ins = new ext.Inspector(extensionUri, trainer as never, () => {}, {
+      runsRoot: () => '/ws/.episode-lab/runs',
+      openDashboard: () => {},
+      runChanged: () => {},
+    });
+    ins.show(episode, 'ep', null);
+    const p = state.panels[0];
+    p.send({ type: 'retrain', requestId: 4, policy: { kind: 'keepObs', k: 1 }, steps: 7 });
+    await tick();
+    assert.equal((started[0] as { steps: number }).steps, 7, 'the step count from the field');
+    p.send({ type: 'cancelJob', requestId: 3, op: 'retrain' });
+    assert.deepEqual(cancelled, [], 'a stale request id cancels nothing');
+    p.send({ type: 'cancelJob', requestId: 4, op: 'retrain' });
+    assert.deepEqual(cancelled, ['job-1'], 'the running job is asked to stop');
+    finish({ runDir: '/ws/.episode-lab/runs/retrain-keep-obs-1', steps: 2, episodes: 320, complete: false });
+    await tick();
+    const done = postedOf(p, 'retrainDone') as { steps: number; complete: boolean; run: string }[];
+    assert.deepEqual(
+      done.map((d) => [d.run, d.steps, d.complete]),
+      [['retrain-keep-obs-1', 2, false]],
+    );
+    p.send({ type: 'evaluate', requestId: 5, policies: [{ kind: 'full' }], model: 'retrained' });
+    await tick();
+    const errors = postedOf(p, 'jobError') as { requestId: number; message: string }[];
+    assert.deepEqual(
+      errors.map((e) => [e.requestId, e.message]),
+      [[5, 'nothing was retrained yet']],
+      'the cancelled run is not a retrained model',
+    );
+  });
+
   it('a failing analysis comes back as a jobError for its request', async () => {
     const { trainer } = fakeTrainer({});
     const ins = new ext.Inspector(extensionUri, trainer as never, () => {}, {

@@ -178,6 +178,10 @@ describe('analysis messages (issue 8)', () => {
     assert.ok(
       parseFromWebview({ type: 'retrain', requestId: 3, policy: { kind: 'summarize' }, steps: 40 }).ok,
     );
+    assert.ok(parseFromWebview({ type: 'cancelJob', requestId: 3, op: 'retrain' }).ok);
+    const badOp = parseFromWebview({ type: 'cancelJob', requestId: 3, op: 'rm -rf' });
+    assert.equal(badOp.ok, false);
+    assert.match(badOp.ok ? '' : badOp.error, /op/);
     assert.ok(parseFromWebview({ type: 'openDashboard' }).ok);
     const source = {
       run: 'r',

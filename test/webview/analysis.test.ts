@@ -147,6 +147,61 @@ describe('per-call credit bars', () => {
     assert.equal(root.querySelector('vscode-button#retrain')!.getAttribute('title'), 'not yet');
   });
 
+  test('retrain: the step count is a field, a running retrain has a cancel, a cancelled one is not offered', () => {
+    const base: ViewModel = {
+      episode: ep,
+      title: 't',
+      bug: 'correct',
+      mask: null,
+      maskPending: false,
+      maskError: null,
+      backend: 'cpu',
+      source: {
+        run: 'r',
+        dir: '/r',
+        model: 'base',
+        critic: false,
+        contextPolicy: { kind: 'full' },
+        retrainUnavailable: null,
+      },
+      retrainSteps: 12,
+    };
+    const asked: number[] = [];
+    const cancels: string[] = [];
+    const d = doc();
+    const idle = renderInspector(d, base, {
+      onBug() {},
+      onRetrainSteps: (n) => asked.push(n),
+      onCancel: (op) => cancels.push(op),
+    });
+    const field = idle.querySelector('input#retrain-steps') as HTMLInputElement;
+    assert.equal(field.value, '12');
+    field.value = '25';
+    field.dispatchEvent(new d.defaultView!.Event('change'));
+    field.value = '0';
+    field.dispatchEvent(new d.defaultView!.Event('change'));
+    assert.deepEqual(asked, [25], 'an out-of-range count is refused');
+    assert.equal(idle.querySelector('#cancel-retrain'), null, 'no cancel while nothing runs');
+    assert.equal(idle.querySelector('vscode-button#evaluate-retrained'), null);
+
+    const running = renderInspector(
+      doc(),
+      { ...base, retrainJob: { pending: true, progress: 'step 3/12', error: null } },
+      { onBug() {}, onCancel: (op) => cancels.push(op) },
+    );
+    assert.equal((running.querySelector('input#retrain-steps') as HTMLInputElement).disabled, true);
+    (running.querySelector('#cancel-retrain') as HTMLElement).click();
+    assert.deepEqual(cancels, ['retrain']);
+
+    const stopped = renderInspector(
+      doc(),
+      { ...base, retrainCancelled: 'Retraining cancelled after 2 steps', retrained: null },
+      { onBug() {} },
+    );
+    assert.match(stopped.querySelector('.retrain-cancelled')!.textContent!, /cancelled after 2 steps/);
+    assert.equal(stopped.querySelector('vscode-button#evaluate-retrained'), null);
+  });
+
   test('heat buckets are signed and saturate at 3', () => {
     assert.equal(heatBucket(0, 1), 0);
     assert.equal(heatBucket(1, 1), 3);

@@ -171,6 +171,9 @@ export function startInspector(app: HTMLElement): void {
     onBrowse(query: string): void {
       vscode.postMessage({ type: 'browse', query });
     },
+    onOpenBeside(): void {
+      vscode.postMessage({ type: 'openBeside' });
+    },
     onPin(pin: boolean): void {
       vm.pinned = pin && vm.episode ? { episode: vm.episode, title: vm.title } : null;
       save();
@@ -219,6 +222,7 @@ export function startInspector(app: HTMLElement): void {
             if (rollout) rollout.pinned = pin ? { view: rollout.view, title: rollout.title } : null;
             render();
           },
+          onOpenBeside: () => vscode.postMessage({ type: 'openBeside' }),
         },
         showToken,
       ),

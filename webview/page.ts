@@ -11,6 +11,7 @@ import { renderCompare, renderContextEditor } from './context.js';
 import { renderCredit } from './credit.js';
 import { renderMaskDebugger } from './mask-debugger.js';
 import { renderDetail, renderLegend, renderTokenStrip } from './strip.js';
+import { openBesideButton } from './toolkit.js';
 import { currentView, type Handlers, type ViewModel } from './view-model.js';
 
 /**
@@ -119,6 +120,7 @@ export function renderInspector(doc: Document, vm: ViewModel, h: Handlers): HTML
     pin.addEventListener('click', () => h.onPin?.(!pinned));
     header.appendChild(pin);
   }
+  if (h.onOpenBeside) header.appendChild(openBesideButton(doc, h.onOpenBeside));
   if (h.onDashboard && src?.run) {
     const link = doc.createElement('button');
     link.className = 'link-button';

@@ -8,6 +8,7 @@ import type { RolloutFileSummary, RolloutView } from '../src/core/rollouts/view.
 import { stripRow, walkButtons } from './page.js';
 import { renderRolloutCompare } from './rollout-compare.js';
 import { renderTokenStrip, type StripEpisode } from './strip.js';
+import { openBesideButton } from './toolkit.js';
 
 /** What the rollout page shows. */
 export interface RolloutModel {
@@ -28,6 +29,8 @@ export interface RolloutHandlers {
   onWalk?(direction: -1 | 1): void;
   /** Pin this sample (false: unpin) to compare the next ones with it. */
   onPin?(pin: boolean): void;
+  /** Open a second inspector beside this one on this sample. */
+  onOpenBeside?(): void;
 }
 
 const OWNER_HELP: Record<string, string> = {
@@ -238,6 +241,7 @@ export function renderRolloutPage(
     pin.addEventListener('click', () => h.onPin?.(!isPinned));
     header.appendChild(pin);
   }
+  if (h.onOpenBeside) header.appendChild(openBesideButton(doc, h.onOpenBeside));
   root.appendChild(header);
   const flags = new Map([...findingsByToken(v)].map(([i, rules]) => [i, rules.join(', ')]));
   const stripBox = el(doc, 'section', 'strip-box');

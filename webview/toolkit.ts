@@ -81,6 +81,17 @@ export function makeNumberField(
   return input;
 }
 
+/** The header link that opens a second inspector on what this one shows. */
+export function openBesideButton(doc: Document, onClick: () => void): HTMLButtonElement {
+  const b = doc.createElement('button');
+  b.className = 'link-button';
+  b.id = 'open-beside';
+  b.textContent = 'open beside';
+  b.title = 'Open a second inspector beside this one, on the same episode, to compare the two side by side';
+  b.addEventListener('click', onClick);
+  return b;
+}
+
 /** Register the toolkit's custom elements (browser only). */
 export async function registerToolkit(): Promise<void> {
   const tk = await import('@vscode/webview-ui-toolkit');

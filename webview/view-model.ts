@@ -83,6 +83,8 @@ export interface Handlers {
   onBrowse?(query: string): void;
   /** Pin the shown episode (null: unpin) to compare the next ones with it. */
   onPin?(pin: boolean): void;
+  /** Open a second inspector beside this one on this episode. */
+  onOpenBeside?(): void;
 }
 
 /**

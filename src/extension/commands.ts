@@ -7,7 +7,7 @@ import type { Job, RunResult } from '../protocol/trainer.js';
 import type { Dashboard } from './dashboard.js';
 import { outcomeFromStep } from './episode-source.js';
 import type { EpisodeTablePanel } from './episode-table.js';
-import type { Inspector } from './inspector.js';
+import type { Inspectors } from './inspectors.js';
 import type { EpisodeEntry } from './run-index.js';
 import type { Node, RunTreeProvider } from './run-tree.js';
 import type { TrainerClient } from './trainer-client.js';
@@ -109,7 +109,7 @@ export class Commands {
     private readonly trainer: TrainerClient,
     private readonly tree: RunTreeProvider,
     private readonly treeView: vscode.TreeView<Node>,
-    private readonly inspector: Inspector,
+    private readonly inspector: Pick<Inspectors, 'isOpen' | 'show' | 'showRollout'>,
     private readonly dashboard: Dashboard,
     private readonly output: vscode.OutputChannel,
     private readonly table: Pick<EpisodeTablePanel, 'show'>,

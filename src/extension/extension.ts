@@ -8,7 +8,8 @@ import * as vscode from 'vscode';
 import { Commands } from './commands.js';
 import { DASHBOARD_VIEW_TYPE, Dashboard } from './dashboard.js';
 import { EpisodeTablePanel, TABLE_VIEW_TYPE } from './episode-table.js';
-import { INSPECTOR_VIEW_TYPE, Inspector } from './inspector.js';
+import { INSPECTOR_VIEW_TYPE } from './inspector.js';
+import { Inspectors } from './inspectors.js';
 import { RunTreeProvider } from './run-tree.js';
 import { TrainerClient } from './trainer-client.js';
 import { isInside } from './workspace-folders.js';
@@ -26,17 +27,23 @@ export function activate(context: vscode.ExtensionContext): void {
     showCollapseAll: true,
   });
   const dashboard = new Dashboard(context.extensionUri, tree, log);
-  const inspector = new Inspector(context.extensionUri, trainer, log, {
-    runsRoot: () => Commands.runsRoot(),
-    openDashboard: (roots) => void commands.showDashboard(roots),
-    runChanged: (dir, active) => {
-      if (active) tree.active.add(dir);
-      else tree.active.delete(dir);
-      void tree.refresh();
+  const inspector = new Inspectors(
+    context.extensionUri,
+    trainer,
+    log,
+    {
+      runsRoot: () => Commands.runsRoot(),
+      openDashboard: (roots) => void commands.showDashboard(roots),
+      runChanged: (dir, active) => {
+        if (active) tree.active.add(dir);
+        else tree.active.delete(dir);
+        void tree.refresh();
+      },
+      walk: (direction) => table.walk(direction),
+      browse: (dir, query) => table.show({ kind: 'run', id: dir }, query),
     },
-    walk: (direction) => table.walk(direction),
-    browse: (dir, query) => table.show({ kind: 'run', id: dir }, query),
-  });
+    (message) => void vscode.window.showInformationMessage(`Episode Lab: ${message}`),
+  );
   const table = new EpisodeTablePanel(context.extensionUri, trainer, log, {
     open: async (source, key) => {
       if (source.kind === 'run') {

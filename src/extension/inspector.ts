@@ -1,5 +1,5 @@
 /**
- * The inspector panel (one at a time): shows one episode's token strip and runs, in the trainer
+ * An inspector panel (`Inspectors` keeps one or more): shows one episode's token strip and runs, in the trainer
  * process, what the webview asks for: the mask check, per-call credit, reruns and held-out
  * evaluations under an edited context policy, and retraining with one. HTML comes from files under media/ and dist/
  * with a strict CSP and a nonce; every message from the webview is checked before use; a
@@ -41,6 +41,12 @@ export interface InspectorHooks {
   walk?(direction: -1 | 1): Promise<boolean>;
   /** Open a run's episode table with a query. */
   browse?(runDir: string, query: string): void;
+  /** Open another inspector beside this one, showing what this one shows (to compare). */
+  openBeside?(from: Inspector): void;
+  /** This inspector's panel became the active one (the one the next episode opens in). */
+  onActive?(ins: Inspector): void;
+  /** This inspector's panel was closed. */
+  onClosed?(ins: Inspector): void;
 }
 
 const RETRAIN_UNAVAILABLE = 'this trainer build has no retrain job';
@@ -70,6 +76,8 @@ export class Inspector implements vscode.Disposable {
     private readonly trainer: TrainerClient,
     private readonly log: (line: string) => void,
     private readonly hooks: InspectorHooks,
+    /** The panel's title prefix ("Inspector", "Inspector 2"). */
+    readonly name = 'Inspector',
   ) {}
 
   get isOpen(): boolean {
@@ -111,7 +119,7 @@ export class Inspector implements vscode.Disposable {
     this.attach(
       vscode.window.createWebviewPanel(
         INSPECTOR_VIEW_TYPE,
-        'Episode Inspector',
+        `Episode ${this.name}`,
         { viewColumn: vscode.ViewColumn.Beside, preserveFocus: false },
         panelOptions(this.extensionUri),
       ),
@@ -130,7 +138,7 @@ export class Inspector implements vscode.Disposable {
       this.rollout = null;
       this.pendingRollout = null;
       this.current = { episode, title, src: episodeSource(runDir), outcome };
-      this.panel!.title = `Inspector: ${title}`;
+      this.panel!.title = `${this.name}: ${title}`;
       // Learn which jobs the trainer has (retrain) before the webview draws its buttons.
       void this.trainer
         .ensureStarted()
@@ -153,7 +161,7 @@ export class Inspector implements vscode.Disposable {
     this.current = null;
     this.rollout = { file, summary, record };
     const title = `${path.basename(file.file)}: record ${record + 1}`;
-    this.panel!.title = `Inspector: ${title}`;
+    this.panel!.title = `${this.name}: ${title}`;
     try {
       const job = await this.trainer.start({
         kind: 'rolloutSample',
@@ -205,7 +213,7 @@ export class Inspector implements vscode.Disposable {
         src: episodeSource(allowed ? dir : null),
         outcome: null,
       };
-      panel.title = `Inspector: ${s.title}`;
+      panel.title = `${this.name}: ${s.title}`;
     }
     panel.webview.options = panelOptions(this.extensionUri);
     this.attach(panel);
@@ -226,9 +234,25 @@ export class Inspector implements vscode.Disposable {
         if (this.panel === panel) {
           this.panel = null;
           this.webviewReady = false;
+          this.hooks.onClosed?.(this);
         }
       },
     });
+    panel.onDidChangeViewState((e) => {
+      if (e.webviewPanel.active && this.panel === panel) this.hooks.onActive?.(this);
+    });
+    this.hooks.onActive?.(this);
+  }
+
+  /** Show in another inspector what this one shows (the same episode, or the same rollout sample). */
+  async showIn(other: Inspector): Promise<void> {
+    if (this.rollout) {
+      const { file, summary, record } = this.rollout;
+      await other.showRollout(file, summary, record, this.pendingRollout?.sample ?? 0);
+    } else if (this.current) {
+      const c = this.current;
+      other.show(c.episode, c.title, c.src.runDir, c.outcome);
+    } else other.show(null, '');
   }
 
   private post(m: ToWebview): void {
@@ -304,6 +328,10 @@ export class Inspector implements vscode.Disposable {
         this.log(`inspector ${m.op}: cancel asked; it stops at the end of the current step`);
         this.trainer.cancel(running.job);
       }
+      return;
+    }
+    if (m.type === 'openBeside') {
+      this.hooks.openBeside?.(this);
       return;
     }
     if (m.type === 'focusTree') {

@@ -12,6 +12,7 @@
  *   webview -> host   ready   maskCheck {requestId, bug}   credit {requestId}
  *                     rerun {requestId, policy, n}   evaluate {requestId, policies, model}
  *                     retrain {requestId, policy, steps}   cancelJob {requestId, op}   openDashboard
+ *                     walk {direction}   browse {query}   pin   focusTree   openBeside   rolloutNav {direction, rule}
  * Dashboard:
  *   host -> webview   runs {roots, runs, tables, notes}   exported {file}
  *   webview -> host   ready   exportSvg {name, svg}
@@ -116,7 +117,9 @@ export type FromWebview =
   /** Open this run's episode table with a query (this episode's group, its task across steps). */
   | { type: 'browse'; query: string }
   /** Give the keyboard back to the run explorer (Escape). */
-  | { type: 'focusTree' };
+  | { type: 'focusTree' }
+  /** Open a second inspector beside this one on the same episode (to compare side by side). */
+  | { type: 'openBeside' };
 
 export interface InspectorState {
   episode: TrajectoryJSON;
@@ -280,6 +283,7 @@ const FromWebviewSchema = v.variant(
     v.strictObject({ type: v.literal('walk'), direction: v.picklist([-1, 1], 'expected -1 or 1') }),
     v.strictObject({ type: v.literal('browse'), query: anyText(2000) }),
     v.strictObject({ type: v.literal('focusTree') }),
+    v.strictObject({ type: v.literal('openBeside') }),
     v.strictObject({
       type: v.literal('rolloutNav'),
       direction: v.picklist([-1, 1], 'expected -1 or 1'),
@@ -459,7 +463,9 @@ export type FromTable =
   | { type: 'open'; key: string; list: string[] }
   | { type: 'list'; keys: string[] }
   /** Give the keyboard back to the run explorer (Escape). */
-  | { type: 'focusTree' };
+  | { type: 'focusTree' }
+  /** Open a second inspector beside this one on the same episode (to compare side by side). */
+  | { type: 'openBeside' };
 
 /** What the table keeps across a reload. */
 export interface TableState {
@@ -494,6 +500,7 @@ const FromTableSchema = v.variant(
     v.strictObject({ type: v.literal('open'), key: anyText(200), list: Keys }),
     v.strictObject({ type: v.literal('list'), keys: Keys }),
     v.strictObject({ type: v.literal('focusTree') }),
+    v.strictObject({ type: v.literal('openBeside') }),
   ],
   (i) => `unknown message type ${show(i.input)}`,
 );

@@ -15,6 +15,7 @@ installVscodeStub();
 
 type Ext = {
   Inspector: typeof import('../../src/extension/inspector.js').Inspector;
+  Inspectors: typeof import('../../src/extension/inspectors.js').Inspectors;
   Dashboard: typeof import('../../src/extension/dashboard.js').Dashboard;
   Commands: typeof import('../../src/extension/commands.js').Commands;
   RunTreeProvider: typeof import('../../src/extension/run-tree.js').RunTreeProvider;
@@ -24,6 +25,7 @@ let ext: Ext;
 before(async () => {
   ext = {
     Inspector: (await import('../../src/extension/inspector.js')).Inspector,
+    Inspectors: (await import('../../src/extension/inspectors.js')).Inspectors,
     Dashboard: (await import('../../src/extension/dashboard.js')).Dashboard,
     Commands: (await import('../../src/extension/commands.js')).Commands,
     RunTreeProvider: (await import('../../src/extension/run-tree.js')).RunTreeProvider,
@@ -122,6 +124,75 @@ describe('the inspector panel', () => {
     assert.doesNotMatch(html, /unsafe-inline|unsafe-eval/);
     ins.show(episode, 'another');
     assert.equal(state.panels.length, 1, 'one inspector: the second episode reuses it');
+  });
+
+  it('open beside: a second inspector on the same episode, and the next episode goes to the one used last', async () => {
+    const { trainer } = fakeTrainer({});
+    const refused: string[] = [];
+    const all = new ext.Inspectors(
+      extensionUri,
+      trainer as never,
+      () => {},
+      { runsRoot: () => undefined, openDashboard: () => {}, runChanged: () => {} },
+      (m) => refused.push(m),
+    );
+    all.show(episode, 'first');
+    const [one] = state.panels;
+    one.send({ type: 'ready' });
+    one.send({ type: 'openBeside' });
+    await tick();
+    assert.equal(state.panels.length, 2);
+    const two = state.panels[1];
+    assert.equal((two.showOptions as { viewColumn: number }).viewColumn, -2, 'beside the first');
+    assert.deepEqual([one.title, two.title], ['Inspector: first', 'Inspector 2: first']);
+    two.send({ type: 'ready' });
+    await tick();
+    const shown = postedOf(two, 'show') as { episode: unknown; title: string }[];
+    assert.equal(shown.at(-1)?.title, 'first');
+    assert.deepEqual(shown.at(-1)?.episode, episode);
+    // The new one is used next; after a click on the first, the first is.
+    all.show(episode, 'second');
+    assert.deepEqual([one.title, two.title], ['Inspector: first', 'Inspector 2: second']);
+    one.focus();
+    all.show(episode, 'third');
+    assert.deepEqual([one.title, two.title], ['Inspector: third', 'Inspector 2: second']);
+    // Closed, it is forgotten: the next episode goes to the one left, and its number is free again.
+    one.dispose();
+    all.show(episode, 'fourth');
+    assert.equal(two.title, 'Inspector 2: fourth');
+    assert.equal(all.count, 1);
+    for (let k = 0; k < 5; k++) two.send({ type: 'openBeside' });
+    await tick();
+    assert.equal(all.count, 4, 'at most four');
+    assert.equal(refused.length, 2);
+    assert.match(refused[0], /4 inspectors are open: close one/);
+    assert.ok(
+      state.panels.some((p) => !p.disposed && p.title.startsWith('Inspector: ')),
+      'number 1 reused',
+    );
+  });
+
+  it('open beside on a rollout record reads the same record into the second inspector', async () => {
+    const { trainer, started } = fakeTrainer({
+      rolloutSample: (job) => ({ views: [view((job as { record: number }).record)] }),
+    });
+    const all = new ext.Inspectors(extensionUri, trainer as never, () => {}, {
+      runsRoot: () => undefined,
+      openDashboard: () => {},
+      runChanged: () => {},
+    });
+    const s = summary();
+    await all.showRollout({ file: s.file, tokenizer: null }, s, 3);
+    state.panels[0].send({ type: 'openBeside' });
+    await tick();
+    assert.equal(state.panels.length, 2);
+    assert.deepEqual(
+      started.map((j) => (j as { record: number }).record),
+      [3, 3],
+    );
+    state.panels[1].send({ type: 'ready' });
+    await tick();
+    assert.equal((postedOf(state.panels[1], 'showRollout')[0] as { view: RolloutView }).view.record, 3);
   });
 
   it('answers ready with the episode, drops a malformed request, runs the mask check in the trainer', async () => {

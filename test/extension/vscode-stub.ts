@@ -43,6 +43,8 @@ export class FakePanel {
   readonly posted: unknown[] = [];
   private readonly fromPage = new EventEmitter<unknown>();
   private readonly disposeEvent = new EventEmitter<void>();
+  private readonly viewState = new EventEmitter<{ webviewPanel: FakePanel }>();
+  active = true;
   readonly webview = {
     html: '',
     options: {} as unknown,
@@ -63,6 +65,15 @@ export class FakePanel {
     this.title = title;
   }
   readonly onDidDispose = this.disposeEvent.event;
+  readonly onDidChangeViewState = this.viewState.event;
+  /** Make this panel the active one (as a click on its tab would); the others become inactive. */
+  focus(): void {
+    for (const p of state.panels) {
+      const was = p.active;
+      p.active = p === this;
+      if (was !== p.active) p.viewState.fire({ webviewPanel: p });
+    }
+  }
   reveal(): void {
     this.revealed++;
   }
@@ -118,6 +129,7 @@ export const window = {
   createWebviewPanel(viewType: string, title: string, show: unknown, options: unknown): FakePanel {
     const p = new FakePanel(viewType, title, show, options);
     state.panels.push(p);
+    p.focus(); // a new panel takes focus
     return p;
   },
   async showInformationMessage(m: string) {

@@ -202,6 +202,23 @@ describe('per-call credit bars', () => {
     assert.equal(stopped.querySelector('vscode-button#evaluate-retrained'), null);
   });
 
+  test('"open beside" is offered when the host can open a second inspector, and asks for it', () => {
+    const vm: ViewModel = {
+      episode: ep,
+      title: 't',
+      bug: 'correct',
+      mask: null,
+      maskPending: false,
+      maskError: null,
+      backend: 'cpu',
+    };
+    assert.equal(renderInspector(doc(), vm, { onBug() {} }).querySelector('#open-beside'), null);
+    let asked = 0;
+    const root = renderInspector(doc(), vm, { onBug() {}, onOpenBeside: () => asked++ });
+    (root.querySelector('header #open-beside') as HTMLElement).click();
+    assert.equal(asked, 1);
+  });
+
   test('heat buckets are signed and saturate at 3', () => {
     assert.equal(heatBucket(0, 1), 0);
     assert.equal(heatBucket(1, 1), 3);

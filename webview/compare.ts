@@ -84,24 +84,30 @@ export interface CompareLine {
   title?: string;
 }
 
-/** A comparison section (both comparisons draw with it): a heading with unpin, then a two-sided table. */
+/**
+ * A comparison section (every comparison draws with it): a heading (with unpin when `onUnpin` is
+ * given), then a two-sided table whose column heads are `titles` as given.
+ */
 export function renderComparisonTable(
   doc: Document,
   heading: string,
   titles: [string, string],
   lines: readonly CompareLine[],
-  onUnpin: () => void,
+  onUnpin: (() => void) | null,
+  className = 'compare-pinned',
 ): HTMLElement {
   const box = doc.createElement('section');
-  box.className = 'compare-pinned';
-  const h2 = doc.createElement('h2');
+  box.className = className;
+  const h2 = doc.createElement(className === 'compare-pinned' ? 'h2' : 'h3');
   h2.textContent = heading;
-  const unpin = doc.createElement('button');
-  unpin.className = 'link-button';
-  unpin.id = 'unpin';
-  unpin.textContent = 'unpin';
-  unpin.addEventListener('click', onUnpin);
-  h2.append(' ', unpin);
+  if (onUnpin) {
+    const unpin = doc.createElement('button');
+    unpin.className = 'link-button';
+    unpin.id = 'unpin';
+    unpin.textContent = 'unpin';
+    unpin.addEventListener('click', onUnpin);
+    h2.append(' ', unpin);
+  }
   box.appendChild(h2);
   const table = doc.createElement('table');
   table.className = 'compare-table';
@@ -116,7 +122,7 @@ export function renderComparisonTable(
     return tr;
   };
   const head = doc.createElement('thead');
-  head.appendChild(row(['', `pinned: ${titles[0]}`, `this: ${titles[1]}`], 'th'));
+  head.appendChild(row(['', titles[0], titles[1]], 'th'));
   const body = doc.createElement('tbody');
   for (const l of lines) {
     const tr = row([l.label, l.a, l.b], 'td', l.differs);
@@ -129,20 +135,15 @@ export function renderComparisonTable(
   return box;
 }
 
-/** The comparison section: outcomes, then the calls aligned, differences marked. */
-export function renderComparePinned(
-  doc: Document,
-  pinned: { episode: TrajectoryJSON; title: string },
-  current: { episode: TrajectoryJSON; title: string },
-  onUnpin: () => void,
-): HTMLElement {
-  const lines: CompareLine[] = outcomeRows(pinned.episode, current.episode).map(([label, a, b, differs]) => ({
+/** The lines comparing two episodes: outcomes, then the calls aligned, differences marked. */
+export function episodeCompareLines(a: TrajectoryJSON, b: TrajectoryJSON): CompareLine[] {
+  const lines: CompareLine[] = outcomeRows(a, b).map(([label, x, y, differs]) => ({
     label,
-    a,
-    b,
+    a: x,
+    b: y,
     differs,
   }));
-  for (const c of alignCalls(pinned.episode, current.episode)) {
+  for (const c of alignCalls(a, b)) {
     lines.push({
       label: `call ${c.k}`,
       a: c.a?.call ?? '—',
@@ -156,11 +157,21 @@ export function renderComparePinned(
     if (c.a?.obs != null || c.b?.obs != null)
       lines.push({ label: '  obs', a: c.a?.obs ?? '—', b: c.b?.obs ?? '—', differs: c.obsDiffers });
   }
+  return lines;
+}
+
+/** The comparison with the pinned episode: outcomes, then the calls aligned, differences marked. */
+export function renderComparePinned(
+  doc: Document,
+  pinned: { episode: TrajectoryJSON; title: string },
+  current: { episode: TrajectoryJSON; title: string },
+  onUnpin: () => void,
+): HTMLElement {
   return renderComparisonTable(
     doc,
     'Compared with the pinned episode',
-    [pinned.title, current.title],
-    lines,
+    [`pinned: ${pinned.title}`, `this: ${current.title}`],
+    episodeCompareLines(pinned.episode, current.episode),
     onUnpin,
   );
 }

@@ -7,6 +7,7 @@ import { type ContextPolicy, describeContextPolicy, MAX_VIEW_TOKENS } from '../s
 import type { TrajectoryJSON } from '../src/core/gym/trajectory-json.js';
 import { MAX_RETRAIN_STEPS } from '../src/protocol/trainer.js';
 import { policyLabel } from '../src/protocol/webview.js';
+import { episodeCompareLines, renderComparisonTable } from './compare.js';
 import { renderTokenStrip } from './strip.js';
 import { makeButton, makeDropdown, makeNumberField } from './toolkit.js';
 import {
@@ -309,8 +310,22 @@ export function renderCompare(doc: Document, vm: ViewModel, h: Handlers): HTMLEl
           : 'The whole episode.',
       );
       c.append(note, renderTokenStrip(doc, e, null, { view }));
-    } else col('rerun pending', 'Rerun', ['sampling in the trainer process…']);
-    box.appendChild(cols);
+      box.appendChild(cols);
+      // The original and the rerun episode shown, call by call, differences marked.
+      box.appendChild(
+        renderComparisonTable(
+          doc,
+          `The original against rerun episode ${shown}, call by call`,
+          [`original · ${policyLabel(runPolicy)}`, `rerun ${shown} · ${policyLabel(r.policy)}`],
+          episodeCompareLines(ep, e),
+          null,
+          'compare-rerun',
+        ),
+      );
+    } else {
+      col('rerun pending', 'Rerun', ['sampling in the trainer process…']);
+      box.appendChild(cols);
+    }
   }
   if (vm.evals?.length) box.appendChild(renderCrossTable(doc, vm.evals));
   return box;

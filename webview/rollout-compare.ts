@@ -83,7 +83,7 @@ export function renderRolloutCompare(
   return renderComparisonTable(
     doc,
     'Compared with the pinned sample',
-    [pinned.title, current.title],
+    [`pinned: ${pinned.title}`, `this: ${current.title}`],
     lines,
     onUnpin,
   );

@@ -11,6 +11,7 @@ import {
   uninformed,
 } from '../../src/core/index.js';
 import { alignCalls, callsOf, outcomeRows, renderComparePinned } from '../../webview/compare.js';
+import { renderCompare } from '../../webview/context.js';
 import { tok, train } from '../fixtures.js';
 
 const doc = () => parseHTML('<!doctype html><html><body></body></html>').document as unknown as Document;
@@ -54,5 +55,49 @@ describe('comparing two episodes', () => {
     const html = renderComparePinned(doc(), { episode: a, title: 'A' }, { episode: b, title: 'B' }, () => {});
     const marked = html.querySelectorAll('tbody tr[data-call] td.diff').length;
     assert.equal(marked, 2 * rows.filter((r) => r.callDiffers).length, 'both sides of each differing call');
+  });
+});
+
+describe('the rerun comparison', () => {
+  it('sets the original against the rerun episode shown, call by call', () => {
+    const original = ep(oracle, 3);
+    const reruns = [ep(uninformed, 5), ep(oracle, 4)];
+    const vm = {
+      episode: original,
+      title: 'o',
+      bug: 'correct' as const,
+      mask: null,
+      maskPending: false,
+      maskError: null,
+      backend: 'cpu',
+      rerun: {
+        policy: { kind: 'keepObs' as const, k: 1 },
+        episodes: reruns,
+        stats: { turns: 3 } as never,
+      },
+      rerunShown: 0,
+    };
+    const box = renderCompare(doc(), vm as never, { onBug() {} });
+    const table = box.querySelector('.compare-rerun')!;
+    assert.ok(table, 'a comparison table under the two columns');
+    assert.deepEqual(
+      [...table.querySelectorAll('thead th')].map((t) => t.textContent),
+      ['', 'original · full', 'rerun 0 · keep_obs=1'],
+    );
+    const rows = alignCalls(original, reruns[0]);
+    assert.equal(table.querySelectorAll('tbody tr[data-call]').length, rows.length);
+    assert.equal(
+      table.querySelectorAll('tbody tr[data-call] td.diff').length,
+      2 * rows.filter((r) => r.callDiffers).length,
+    );
+    assert.equal(table.querySelector('#unpin'), null, 'nothing to unpin');
+    // The second rerun episode is the original's calls again: no call differs.
+    const same = renderCompare(doc(), { ...vm, rerunShown: 1 } as never, { onBug() {} }).querySelector('.compare-rerun')!;
+    const again = alignCalls(original, reruns[1]);
+    assert.ok(again.every((r) => !r.callDiffers));
+    assert.equal(
+      same.querySelectorAll('tbody tr[data-call] td.diff').length,
+      2 * again.filter((r) => r.callDiffers).length,
+    );
   });
 });

@@ -92,7 +92,9 @@ describe('the rerun comparison', () => {
     );
     assert.equal(table.querySelector('#unpin'), null, 'nothing to unpin');
     // The second rerun episode is the original's calls again: no call differs.
-    const same = renderCompare(doc(), { ...vm, rerunShown: 1 } as never, { onBug() {} }).querySelector('.compare-rerun')!;
+    const same = renderCompare(doc(), { ...vm, rerunShown: 1 } as never, { onBug() {} }).querySelector(
+      '.compare-rerun',
+    )!;
     const again = alignCalls(original, reruns[1]);
     assert.ok(again.every((r) => !r.callDiffers));
     assert.equal(

@@ -18,7 +18,7 @@ import {
   toTrajectoryJSON,
 } from '../core/index.js';
 import { baseCheckpointDir, resolveCheckpoint } from '../core/paths.js';
-import { isFinished, lastCompletedStep, readMeta } from '../core/runs/run-files.js';
+import { isFinished, lastCompletedStep, readMeta, stepLabel } from '../core/runs/run-files.js';
 import { freshRunDir, trainRun } from '../core/runs/train-run.js';
 import { type Command, UsageError } from './args.js';
 import { legend, renderEpisode, renderSummary } from './render.js';
@@ -327,7 +327,7 @@ export const trainCommand: Command = {
       shouldStop: () => stop,
       onStep: (r, total) =>
         process.stdout.write(
-          `step ${String(r.step + 1).padStart(3)}/${total} | pass ${r.pass_rate.toFixed(2)} | reads ${r.reads.toFixed(2)} | tests ${r.tests.toFixed(2)}` +
+          `${stepLabel(r.step, total, 'step', 3)} | pass ${r.pass_rate.toFixed(2)} | reads ${r.reads.toFixed(2)} | tests ${r.tests.toFixed(2)}` +
             ` | edits ${r.edits.toFixed(2)} | turns ${r.turns.toFixed(2)} | reward ${r.reward >= 0 ? '+' : ''}${r.reward.toFixed(3)}` +
             ` | kl ${r.approx_kl.toFixed(4)} | ${(r.sample_s + r.update_s).toFixed(1)}s\n`,
         ),
@@ -336,7 +336,7 @@ export const trainCommand: Command = {
     const secs = ((performance.now() - t0) / 1000).toFixed(0);
     if (!res.complete) {
       process.stdout.write(
-        `stopped after step ${res.history.length}; resume with: episode-lab train --resume ${runDir}\n`,
+        `${res.history.length ? `stopped after step ${res.history.at(-1)!.step}` : 'stopped before the first step'}; resume with: episode-lab train --resume ${runDir}\n`,
       );
       return 130;
     }

@@ -2,7 +2,7 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { initBackend } from '../core/index.js';
+import { initBackend, stepLabel } from '../core/index.js';
 import {
   aggregateTables,
   findRecipe,
@@ -156,7 +156,7 @@ export const recipeCommand: Command = {
         ? undefined
         : (arm, r, total) =>
             process.stderr.write(
-              `  ${arm} step ${r.step + 1}/${total}: pass ${r.pass_rate.toFixed(2)} reads ${r.reads.toFixed(2)} tests ${r.tests.toFixed(2)} turns ${r.turns.toFixed(2)} reward ${r.reward.toFixed(3)}\n`,
+              `  ${arm} ${stepLabel(r.step, total)}: pass ${r.pass_rate.toFixed(2)} reads ${r.reads.toFixed(2)} tests ${r.tests.toFixed(2)} turns ${r.turns.toFixed(2)} reward ${r.reward.toFixed(3)}\n`,
             ),
       shouldStop: () => stop,
     });

@@ -13,7 +13,7 @@ import { runRecipe } from '../core/recipes/index.js';
 import { makeRLConfig, type RLConfig } from '../core/rl/config.js';
 import { maskCheck } from '../core/rl/mask-check.js';
 import { runTable } from '../core/runs/episode-table.js';
-import { readEpisodes } from '../core/runs/run-files.js';
+import { readEpisodes, stepLabel } from '../core/runs/run-files.js';
 import { sampleModelRun } from '../core/runs/sample-model.js';
 import { sampleScriptedRun } from '../core/runs/sample-scripted.js';
 import { freshRunDir, trainRun } from '../core/runs/train-run.js';
@@ -62,7 +62,7 @@ export const jobs: JobRegistry = {
           ctx.progress(
             h.step + 1,
             total,
-            `step ${h.step + 1}/${total}: ${h.episodes} episodes, pass ${h.pass_rate}, reward ${h.reward}, turns ${h.turns}`,
+            `${stepLabel(h.step, total)}: ${h.episodes} episodes, pass ${h.pass_rate}, reward ${h.reward}, turns ${h.turns}`,
           ),
       },
     );
@@ -106,7 +106,7 @@ export const jobs: JobRegistry = {
         ctx.progress(
           r.step + 1,
           total,
-          `${arm}: step ${r.step + 1}/${total}: pass ${r.pass_rate.toFixed(2)}, reads ${r.reads.toFixed(2)}, tests ${r.tests.toFixed(2)}, turns ${r.turns.toFixed(2)}, reward ${r.reward.toFixed(3)}`,
+          `${arm}: ${stepLabel(r.step, total)}: pass ${r.pass_rate.toFixed(2)}, reads ${r.reads.toFixed(2)}, tests ${r.tests.toFixed(2)}, turns ${r.turns.toFixed(2)}, reward ${r.reward.toFixed(3)}`,
         );
       },
     });
@@ -179,7 +179,7 @@ export const jobs: JobRegistry = {
           ctx.progress(
             h.step + 1,
             total,
-            `batch ${h.step + 1}/${total}: ${h.episodes} episodes, pass ${h.pass_rate}, turns ${h.turns}`,
+            `${stepLabel(h.step, total, 'batch')}: ${h.episodes} episodes, pass ${h.pass_rate}, turns ${h.turns}`,
           ),
       },
     );
@@ -210,7 +210,7 @@ async function runTraining(
       ctx.progress(
         r.step + 1,
         total,
-        `step ${r.step + 1}/${total}: pass ${r.pass_rate.toFixed(2)}, reads ${r.reads.toFixed(2)}, tests ${r.tests.toFixed(2)}, turns ${r.turns.toFixed(2)}, reward ${r.reward.toFixed(3)} (${(r.sample_s + r.update_s).toFixed(1)}s)`,
+        `${stepLabel(r.step, total)}: pass ${r.pass_rate.toFixed(2)}, reads ${r.reads.toFixed(2)}, tests ${r.tests.toFixed(2)}, turns ${r.turns.toFixed(2)}, reward ${r.reward.toFixed(3)} (${(r.sample_s + r.update_s).toFixed(1)}s)`,
       );
     },
   });

@@ -116,7 +116,8 @@ describe('episode-lab CLI', () => {
       'reward.stepPenalty=0.05',
     ]);
     assert.equal(r.code, 0, r.err);
-    assert.match(r.out, /^step {3}1\/1 \| pass /m);
+    // The step as the explorer and the files number it (from 0), then the progress.
+    assert.match(r.out, /^step {3}0 \( {2}1\/1\) \| pass /m);
     const config = JSON.parse(fs.readFileSync(path.join(dir, 'r', 'config.json'), 'utf8')).config;
     assert.equal(config.promptsPerStep, 2);
     assert.equal(config.groupSize, 4);

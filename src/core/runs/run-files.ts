@@ -261,3 +261,12 @@ export function repairRunFiles(dir: string, log: (line: string) => void = () => 
     if (fs.existsSync(path.join(dir, f))) fs.rmSync(path.join(dir, f), { force: true });
   return lastStep;
 }
+
+/**
+ * A step as every front end prints it: its index as the run files, the explorer and the episode
+ * table number it (from 0), then how far the run is (`step 0 (1/40)`); `unit` is "batch" for a
+ * sample run.
+ */
+export function stepLabel(step: number, total: number, unit: 'step' | 'batch' = 'step', pad = 0): string {
+  return `${unit} ${String(step).padStart(pad)} (${String(step + 1).padStart(pad)}/${total})`;
+}

@@ -269,7 +269,8 @@ export function startInspector(app: HTMLElement): void {
     const chip = chipOf(e);
     if (chip) showDetail(Number(chip.dataset.i));
   });
-  app.addEventListener('keydown', (e) => {
+  // Escape and ] / [ work wherever the focus is in the page (just opened, it is on the body, outside #app).
+  document.addEventListener('keydown', (e) => {
     if (e.key === 'Escape' && !(e.target as HTMLElement).closest?.('input, textarea, vscode-dropdown')) {
       vscode.postMessage({ type: 'focusTree' });
       return;
@@ -277,8 +278,9 @@ export function startInspector(app: HTMLElement): void {
     if ((e.key === ']' || e.key === '[') && !(e.target as HTMLElement).closest?.('input, textarea')) {
       e.preventDefault();
       vscode.postMessage({ type: 'walk', direction: e.key === ']' ? 1 : -1 });
-      return;
     }
+  });
+  app.addEventListener('keydown', (e) => {
     const chip = chipOf(e);
     const T = rollout ? rollout.view.ids.length : vm.episode?.ids.length;
     if (!chip || T === undefined) return;

@@ -570,7 +570,116 @@ test('Episode Lab in code-server: sample, explore, inspect, debug the mask', {
     assert.ok(inGroup >= 1 && inGroup <= 4, `one GRPO group of 4 episodes: ${inGroup} rows`);
     say(`pinned and compared; the group view lists ${inGroup} episodes`);
 
-    // 13. Widths: 1600 px, then 400 px (side bar closed), in both themes: the inspector (strip first)
+    // 13. A run of several thousand episodes, sampled from the palette (scripted "uninformed": 4000
+    // episodes in about a second); the table filters to the failed ones that ran out of turns, and
+    // three are stepped through with the keyboard (]) from the inspector.
+    await runCommand(page, 'Episode Lab: Sample Episodes');
+    await pickRow(page, 'Sample episodes from', 'Scripted: uninformed');
+    await page.locator('.quick-input-widget', { hasText: 'How many episodes?' }).waitFor({ timeout: 10_000 });
+    await page.locator('.quick-input-widget input.input').fill('4000');
+    await page.keyboard.press('Enter');
+    await page.locator('.quick-input-widget', { hasText: 'Seed' }).waitFor({ timeout: 10_000 });
+    await page.locator('.quick-input-widget input.input').fill('1');
+    await page.keyboard.press('Enter');
+    await page
+      .locator('.notifications-toasts .notification-toast', { hasText: 'sampled 4000 episodes' })
+      .waitFor({ timeout: 120_000 });
+    const big = fs.readdirSync(runsRoot).find((r) => r.startsWith('uninformed-'));
+    assert.ok(big, 'the 4000-episode run folder');
+    const bigEpisodes = fs
+      .readFileSync(path.join(runsRoot, big, 'episodes.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { info: { hidden_pass: boolean; stop: string } });
+    assert.equal(bigEpisodes.length, 4000);
+    const outOfTurns = bigEpisodes.filter((e) => !e.info.hidden_pass && e.info.stop === 'max_turns').length;
+    assert.ok(outOfTurns >= 4, `${outOfTurns} failed episodes ran out of turns`);
+    await runCommand(page, 'Episode Lab: Browse Episodes');
+    await pickRow(page, 'Browse the episodes of', big);
+    const bigTable = await webviewFrame(page, 'table');
+    await bigTable.locator('#app[data-rows="4000"]').waitFor({ timeout: 30_000 });
+    await bigTable.locator('#query').fill('pass = no and stop = max_turns');
+    await bigTable.locator(`#app[data-rows="${outOfTurns}"]`).waitFor({ timeout: 10_000 });
+    const bigKeys = await bigTable
+      .locator('.grid-row')
+      .evaluateAll((rows) => rows.slice(0, 4).map((r) => (r as HTMLElement).dataset.key ?? ''));
+    await bigTable.locator('.grid-row').first().click();
+    let walker = await webviewFrame(page, 'inspector');
+    const keyOf = async (f: Frame) => {
+      const m = /step (\d+) · episode (\d+)/.exec((await f.locator('header h1').textContent()) ?? '');
+      return m ? `${m[1]}:${m[2]}` : '';
+    };
+    const [bs, bi] = bigKeys[0].split(':');
+    await walker.locator('header h1', { hasText: `step ${bs} · episode ${bi}` }).waitFor({ timeout: 30_000 });
+    for (let k = 1; k <= 3; k++) {
+      await walker.locator('header h1').click();
+      await page.keyboard.press(']');
+      const [s, i] = bigKeys[k].split(':');
+      walker = await webviewFrame(page, 'inspector');
+      await walker.locator('header h1', { hasText: `step ${s} · episode ${i}` }).waitFor({ timeout: 30_000 });
+      assert.equal(await keyOf(walker), bigKeys[k]);
+      assert.match(
+        (await walker.locator('header .info').textContent()) ?? '',
+        / · fail · .* · stop max_turns · /,
+      );
+    }
+    say(`4000 episodes: ${outOfTurns} failed at the turn budget; stepped through three with ]`);
+
+    // 14. Open a second inspector beside this one, on the same episode; walk the first one on.
+    await walker.locator('#open-beside').click();
+    await page
+      .locator('.tabs-container .tab', { hasText: 'Inspector 2' })
+      .first()
+      .waitFor({ timeout: 30_000 });
+    await page.setViewportSize({ width: 1600, height: 1000 });
+    await page.waitForTimeout(1500);
+    await shot(page, 'inspectors-side-by-side-dark');
+    const secondTab = page.locator('.tabs-container .tab', { hasText: 'Inspector 2' });
+    await secondTab.hover();
+    await secondTab.locator('.codicon-close').first().click();
+    await secondTab.waitFor({ state: 'detached', timeout: 10_000 });
+    await page
+      .locator('.tabs-container .tab', { hasText: 'Inspector:' })
+      .first()
+      .waitFor({ timeout: 10_000 });
+    await shot(page, 'after-closing-second-inspector');
+    await page.setViewportSize({ width: 1500, height: 1000 });
+    say('a second inspector opened beside the first, and closed');
+
+    // 15. Train from the palette with the default config, then cancel: a clean stop at the end of the
+    // step, no killed process, and the run's spinner stops.
+    await runCommand(page, 'Episode Lab: Train Agent');
+    await pickRow(page, 'Train an agent', 'Train with the default config');
+    for (const title of ['Training steps', 'Seed', 'Turn budget', 'Reward', 'Loss mode', 'Context policy']) {
+      await page.locator('.quick-input-widget', { hasText: title }).waitFor({ timeout: 10_000 });
+      await page.keyboard.press('Enter');
+    }
+    const spinner = page.locator('.monaco-list-row .codicon-modifier-spin');
+    await page
+      .locator('.notifications-toasts .notification-toast', { hasText: /step 0 \(1\/40\)/ })
+      .waitFor({ timeout: 120_000 });
+    await spinner.first().waitFor({ timeout: 10_000 });
+    await runCommand(page, 'Episode Lab: Cancel Run');
+    await page
+      .locator('.notifications-toasts .notification-toast', { hasText: /stopped cleanly after \d+ step/ })
+      .waitFor({ timeout: 120_000 });
+    await spinner.first().waitFor({ state: 'detached', timeout: 10_000 });
+    assert.equal(
+      await page.locator('.notifications-toasts .notification-toast', { hasText: /SIGKILL|killed/ }).count(),
+      0,
+      'the trainer was not killed',
+    );
+    const trainRun = fs.readdirSync(runsRoot).find((r) => r.startsWith('train-'));
+    assert.ok(trainRun, 'the cancelled run is kept');
+    const committed = fs
+      .readFileSync(path.join(runsRoot, trainRun, 'history.jsonl'), 'utf8')
+      .trim()
+      .split('\n');
+    assert.ok(committed.length >= 1 && committed.length < 40, `${committed.length} steps committed`);
+    await shot(page, 'training-cancelled-dark');
+    say(`training cancelled cleanly after ${committed.length} step(s); the spinner stopped`);
+
+    // 16. Widths: 1600 px, then 400 px (side bar closed), in both themes: the inspector (strip first)
     // and the episode table.
     await page.setViewportSize({ width: 1600, height: 1000 });
     await page.locator('.tabs-container .tab', { hasText: 'Inspector' }).first().click();

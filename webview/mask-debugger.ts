@@ -45,6 +45,29 @@ export function renderMaskTable(doc: Document, mask: MaskCheckResult): HTMLEleme
   return table;
 }
 
+/**
+ * What is wrong, by owner, in words: "31 tool tokens receive gradient", "1 policy token receives
+ * none" (a policy token with gradient that was cut away by truncation is "trained after the cut").
+ */
+export function maskFindings(r: MaskCheckResult): string[] {
+  const out: string[] = [];
+  const tokens = (n: number, owner: string) => `${n} ${owner} token${n === 1 ? '' : 's'}`;
+  for (const o of r.byOwner) {
+    if (!o.flags) continue;
+    if (o.owner !== 'policy') {
+      out.push(`${tokens(o.flags, o.owner)} receive${o.flags === 1 ? 's' : ''} gradient`);
+      continue;
+    }
+    // A policy position is flagged when owned without gradient (a), or cut away with gradient (b):
+    // flags = a + b and withGradient = (policyOwned - a) + b, so both are known exactly.
+    const none = (o.flags - o.withGradient + o.policyOwned) / 2;
+    const cut = o.flags - none;
+    if (none) out.push(`${tokens(none, 'policy')} receive${none === 1 ? 's' : ''} none`);
+    if (cut) out.push(`${tokens(cut, 'cut-away policy')} still receive${cut === 1 ? 's' : ''} gradient`);
+  }
+  return out;
+}
+
 /** The mask debugger: the bug selector, the verdict and the per-owner table. */
 export function renderMaskDebugger(doc: Document, vm: ViewModel, h: Handlers): HTMLElement {
   const box = doc.createElement('section');
@@ -76,7 +99,7 @@ export function renderMaskDebugger(doc: Document, vm: ViewModel, h: Handlers): H
     const n = vm.mask.totalFlags;
     verdict.classList.add(n ? 'bad' : 'good');
     verdict.textContent = n
-      ? `${n} flag${n === 1 ? '' : 's'}: the loss sends gradient where the policy did not act, or none where it did.`
+      ? `${n} flag${n === 1 ? '' : 's'}: ${maskFindings(vm.mask).join('; ')}.`
       : '0 flags: the loss trains exactly the tokens the policy produced.';
   }
   box.append(title, controls, verdict);

@@ -17,7 +17,7 @@ import {
 } from '../../src/core/index.js';
 import { MASK_BUGS, type MaskBug, maskCheck } from '../../src/core/rl/mask-check.js';
 import { initBackend } from '../../src/core/tf/backend.js';
-import { renderMaskTable } from '../../webview/mask-debugger.js';
+import { maskFindings, renderMaskTable } from '../../webview/mask-debugger.js';
 import { renderInspector } from '../../webview/page.js';
 import { countChips, renderTokenStrip, tokenDetail } from '../../webview/strip.js';
 import type { ViewModel } from '../../webview/view-model.js';
@@ -184,6 +184,31 @@ describe('the whole inspector', () => {
     assert.ok(ok.querySelector('.legend') && ok.querySelector('.mask-table') && ok.querySelector('.detail'));
     const err = renderInspector(d, vm({ maskError: 'training is not available' }), { onBug() {} });
     assert.equal(err.querySelector('.verdict.error')!.textContent, 'training is not available');
+  });
+
+  test('the verdict names what is wrong, by owner, and the counts add up to the flags', () => {
+    const t = episodes[0];
+    const tool = check(t, 'tool');
+    assert.deepEqual(maskFindings(tool), [`${ownerCount(t, OWNER.tool)} tool tokens receive gradient`]);
+    const d = doc();
+    const v = renderInspector(d, vm({ mask: tool, bug: 'tool' }), { onBug() {} }).querySelector('.verdict')!;
+    assert.equal(
+      v.textContent,
+      `${tool.totalFlags} flags: ${ownerCount(t, OWNER.tool)} tool tokens receive gradient.`,
+    );
+    for (const bug of MASK_BUGS) {
+      for (const e of episodes) {
+        const r = check(e, bug);
+        const named = maskFindings(r).reduce((a, f) => a + Number(/^(\d+) /.exec(f)![1]), 0);
+        assert.equal(named, r.totalFlags, `${bug}: the findings count every flag`);
+      }
+    }
+    // A shifted mask trains a template token and misses the policy's last one (the EOS of a call).
+    const shift = maskFindings(check(t, 'shift'));
+    assert.ok(
+      shift.some((f) => /policy tokens? receives? none/.test(f)),
+      shift.join('; '),
+    );
   });
 
   test('the bug selector lists every bug and reports a change', () => {

@@ -168,6 +168,8 @@ export function renderContextEditor(doc: Document, vm: ViewModel, h: Handlers): 
     );
   box.append(row1, row2, desc, row3, row4);
   if (vm.retrainCancelled) box.appendChild(status(doc, 'muted retrain-cancelled', vm.retrainCancelled));
+  // A disabled button says why in its tooltip; say it on the page too, where it can be read.
+  if (noModel) box.appendChild(status(doc, 'muted no-model-reason', `Rerun and evaluation: ${noModel}.`));
   if (vm.source?.retrainUnavailable)
     box.appendChild(status(doc, 'muted retrain-reason', `Retrain: ${vm.source.retrainUnavailable}.`));
   for (const [name, job] of [

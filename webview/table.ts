@@ -167,6 +167,10 @@ export function renderTableView(
   spacer.className = 'grid-spacer';
   body.appendChild(spacer);
   grid.append(head, body);
-  root.append(header, controls, error, help, grid);
+  // Shown (by CSS) only when the panel is narrower than the columns.
+  const hint = doc.createElement('p');
+  hint.className = 'status muted scroll-hint';
+  hint.textContent = 'More columns to the right: scroll the table sideways (Shift + wheel).';
+  root.append(header, controls, error, help, hint, grid);
   return { root, body, status, error };
 }

@@ -5,6 +5,7 @@
 import {
   type DashboardState,
   type FromDashboard,
+  parseDashboardState,
   parseToDashboard,
   type RunSeries,
   type TableData,
@@ -22,6 +23,14 @@ export function startDashboard(app: HTMLElement): void {
   const vscode = acquireVsCodeApi();
   let data: { runs: RunSeries[]; tables: TableData[]; notes: string[] } = { runs: [], tables: [], notes: [] };
   let status = '';
+  let smoothing = parseDashboardState(vscode.getState())?.smoothing ?? 0;
+  let roots: string[] = [];
+  const save = () => vscode.setState({ roots, ...(smoothing ? { smoothing } : {}) });
+  const onSmoothing = (w: number) => {
+    smoothing = w;
+    save();
+    render();
+  };
 
   const onExport = (metric: string) => {
     const svg = app.querySelector<SVGSVGElement>(`svg.curve-chart[data-metric="${metric}"]`);
@@ -36,7 +45,7 @@ export function startDashboard(app: HTMLElement): void {
 
   function render(): void {
     const started = performance.now();
-    app.replaceChildren(renderDashboard(document, data, { onExport }));
+    app.replaceChildren(renderDashboard(document, data, { onExport, onSmoothing }, { smoothing }));
     if (status) {
       const p = document.createElement('p');
       p.className = 'status muted exported';
@@ -56,7 +65,8 @@ export function startDashboard(app: HTMLElement): void {
     const m = parsed.value;
     if (m.type === 'runs') {
       data = m;
-      vscode.setState({ roots: m.roots });
+      roots = m.roots;
+      save();
     } else status = `Saved ${m.file}.`;
     render();
   });

@@ -6,7 +6,9 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { CURVE_METRICS, type RunSeries, type TableData } from '../protocol/webview.js';
+import * as v from 'valibot';
+import { parse } from '../core/schema.js';
+import { CURVE_METRICS, DIAGNOSTIC_METRICS, type RunSeries, type TableData } from '../protocol/webview.js';
 import type { RunIndex } from './run-index.js';
 
 /** Run folders (with a config.json) at or under `root`, up to `depth` levels down, sorted. */
@@ -42,16 +44,50 @@ export function nameOf(root: string, dir: string): string {
   return rel === '' ? path.basename(dir) : rel.split(path.sep).join('/');
 }
 
-/** One run's curves from its index (steps in order). */
+/**
+ * One run's curves from its index (steps in order): the behaviour metrics always, a diagnostic only
+ * when the run has it (a run without a critic has no value loss); and its held-out result.
+ */
 export function runSeries(ix: RunIndex, root: string, live: boolean): RunSeries {
   const steps = [...ix.history.keys()].sort((a, b) => a - b);
   const metrics: Record<string, (number | null)[]> = {};
-  for (const m of CURVE_METRICS)
-    metrics[m] = steps.map((s) => {
+  for (const m of [...CURVE_METRICS, ...DIAGNOSTIC_METRICS]) {
+    const values = steps.map((s) => {
       const v = ix.history.get(s)?.[m];
       return typeof v === 'number' && Number.isFinite(v) ? v : null;
     });
-  return { id: ix.dir, name: nameOf(root, ix.dir), group: groupOf(root, ix.dir), live, steps, metrics };
+    if ((CURVE_METRICS as readonly string[]).includes(m) || values.some((v) => v !== null))
+      metrics[m] = values;
+  }
+  return {
+    id: ix.dir,
+    name: nameOf(root, ix.dir),
+    group: groupOf(root, ix.dir),
+    live,
+    steps,
+    metrics,
+    heldout: live ? null : readHeldout(ix.dir),
+  };
+}
+
+const SummarySchema = v.looseObject({
+  heldout: v.optional(v.nullable(v.record(v.string(), v.unknown()))),
+});
+
+/** The held-out statistics of summary.json (numbers only); null when absent, unreadable or not evaluated. */
+export function readHeldout(dir: string): Record<string, number> | null {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(fs.readFileSync(path.join(dir, 'summary.json'), 'utf8'));
+  } catch {
+    return null; // not finished (or being written): no marker
+  }
+  const r = parse(SummarySchema, raw, 'summary.json');
+  if (!r.ok || !r.value.heldout) return null;
+  const out: Record<string, number> = {};
+  for (const [k, x] of Object.entries(r.value.heldout))
+    if (typeof x === 'number' && Number.isFinite(x)) out[k] = x;
+  return Object.keys(out).length ? out : null;
 }
 
 interface RecipeFileTable {

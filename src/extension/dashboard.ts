@@ -3,6 +3,7 @@
  * run, a recipe folder, a multi-seed recipe folder), updated live as their history grows, and the
  * recipe tables. The webview draws; this class reads run files and saves exported SVGs.
  */
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import {
@@ -60,9 +61,15 @@ export class Dashboard implements vscode.Disposable {
     return this.roots;
   }
 
-  /** Show these folders (runs or recipe folders); `add` keeps the ones shown. */
+  /**
+   * Show these folders (runs or recipe folders); `add` keeps the ones shown, except that a recipe
+   * folder is never mixed with other folders: its curves and tables are shown on their own (a
+   * recipe's table under the curves of unrelated runs would read as if it summarised them).
+   */
   show(roots: string[], add = false): void {
-    this.roots = add ? [...new Set([...this.roots, ...roots])] : [...new Set(roots)];
+    const recipe = (d: string) => !fs.existsSync(path.join(d, 'config.json'));
+    const mix = add && !roots.some(recipe) && !this.roots.some(recipe);
+    this.roots = mix ? [...new Set([...this.roots, ...roots])] : [...new Set(roots)];
     if (!this.panel) {
       const panel = vscode.window.createWebviewPanel(
         DASHBOARD_VIEW_TYPE,

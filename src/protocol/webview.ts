@@ -147,6 +147,8 @@ export interface RunSeries {
   steps: number[];
   /** Per metric, one value per step (NaN-free: a missing value is null). */
   metrics: Record<string, (number | null)[]>;
+  /** The held-out result of a finished run (summary.json), by metric; null when not evaluated. */
+  heldout?: Record<string, number> | null;
 }
 
 /** A recipe table (recipe.json), with the spread over seeds when aggregated. */
@@ -169,10 +171,31 @@ export type FromDashboard = { type: 'ready' } | { type: 'exportSvg'; name: strin
 export interface DashboardState {
   /** The folders shown (runs or recipe folders). */
   roots: string[];
+  /** The curves' smoothing weight (one of SMOOTHING; 0: raw). */
+  smoothing?: number;
 }
 
 /** The per-step metrics of figure 12.2, in the dashboard's order. */
 export const CURVE_METRICS = ['pass_rate', 'reads', 'tests', 'edits', 'turns', 'reward'] as const;
+
+/**
+ * The optimisation diagnostics history.jsonl may hold (a chart each when a run has it): the loss,
+ * the PPO ratio's approx KL and clip fraction, the entropy, the gradient norm, invalid calls per
+ * turn, and a critic's value loss and explained variance.
+ */
+export const DIAGNOSTIC_METRICS = [
+  'loss',
+  'approx_kl',
+  'entropy',
+  'clip_frac',
+  'grad_norm',
+  'invalid_per_turn',
+  'value_loss',
+  'explained_variance',
+] as const;
+
+/** Smoothing weights the dashboard offers (an exponential moving average, as TensorBoard's). */
+export const SMOOTHING = [0, 0.6, 0.9] as const;
 
 /** A short label of a context policy (`keep_obs=1`). */
 export function policyLabel(p: ContextPolicy): string {
@@ -319,6 +342,7 @@ const RunSeriesSchema = v.pipe(
       'expected integers',
     ),
     metrics: v.record(v.string(), NullableNumbers),
+    heldout: v.optional(v.nullable(v.record(v.string(), finite()))),
   }),
   v.check(
     (r) => Object.values(r.metrics).every((m) => m.length === r.steps.length),
@@ -390,7 +414,10 @@ const FromDashboardSchema = v.variant(
   (i) => `unknown message type ${show(i.input)}`,
 );
 
-const DashboardStateSchema = strict({ roots: list(anyText(MAX_PATH), 0, 1000) });
+const DashboardStateSchema = strict({
+  roots: list(anyText(MAX_PATH), 0, 1000),
+  smoothing: v.optional(v.picklist(SMOOTHING, `expected one of ${SMOOTHING.join(', ')}`)),
+});
 
 /** Parse a message by its schema, prefixed by its type; never throws. */
 function parseMessage<T>(schema: v.GenericSchema, x: unknown): Parsed<T> {

@@ -5,7 +5,13 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
 import { appendHistory, createRun } from '../../src/core/runs/run-files.js';
-import { findRuns, groupOf, recipeTables, runSeries } from '../../src/extension/dashboard-data.js';
+import {
+  findRuns,
+  groupOf,
+  readHeldout,
+  recipeTables,
+  runSeries,
+} from '../../src/extension/dashboard-data.js';
 import { episodeSource, outcomeFromStep } from '../../src/extension/episode-source.js';
 import { type EpisodeEntry, RunIndex } from '../../src/extension/run-index.js';
 
@@ -61,6 +67,29 @@ describe('dashboard data', () => {
     });
     await ix.update();
     assert.equal(runSeries(ix, dir, false).steps.length, 6, 'a new step shows on the next read');
+  });
+
+  test('diagnostics only when a run has them; the held-out result from summary.json, checked', async () => {
+    const dir = path.join(tmp(), 'r');
+    makeRun(dir, 2);
+    appendHistory(dir, { step: 2, episodes: 8, pass_rate: 0.2, approx_kl: 0.01, grad_norm: 0.5 });
+    const ix = new RunIndex(dir);
+    await ix.update();
+    let s = runSeries(ix, dir, false);
+    assert.deepEqual(s.metrics.approx_kl, [null, null, 0.01]);
+    assert.equal(s.metrics.value_loss, undefined, 'no critic: no value loss curve');
+    assert.equal(s.heldout, null, 'no summary yet');
+    fs.writeFileSync(
+      path.join(dir, 'summary.json'),
+      JSON.stringify({ heldout: { pass_rate: 0.4, note: 'x' } }),
+    );
+    s = runSeries(ix, dir, false);
+    assert.deepEqual(s.heldout, { pass_rate: 0.4 });
+    assert.equal(runSeries(ix, dir, true).heldout, null, 'a live run has no result yet');
+    fs.writeFileSync(path.join(dir, 'summary.json'), '{"heldout": [1, 2');
+    assert.equal(readHeldout(dir), null, 'a torn summary is no marker, not an error');
+    fs.writeFileSync(path.join(dir, 'summary.json'), JSON.stringify({ heldout: 'yes' }));
+    assert.equal(readHeldout(dir), null);
   });
 
   test('recipe tables: seeds.json (with spread) or recipe.json', () => {

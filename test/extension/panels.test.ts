@@ -383,6 +383,32 @@ describe('the dashboard panel', () => {
   });
 });
 
+describe('the dashboard’s folders', () => {
+  beforeEach(() => resetStub());
+
+  it('adds runs to runs, but shows a recipe folder on its own', async () => {
+    const fs = await import('node:fs');
+    const os = await import('node:os');
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'el-dash-'));
+    const run = (name: string) => {
+      fs.mkdirSync(path.join(root, name), { recursive: true });
+      fs.writeFileSync(path.join(root, name, 'config.json'), '{}');
+      return path.join(root, name);
+    };
+    const [a, b] = [run('a'), run('b')];
+    const recipe = path.join(root, 'recipe-s12-3-seed0');
+    fs.mkdirSync(recipe);
+    const d = new ext.Dashboard(extensionUri, new ext.RunTreeProvider(() => root), () => {});
+    d.show([a]);
+    d.show([b], true);
+    assert.deepEqual(d.shown, [a, b], 'a second training run joins the first');
+    d.show([recipe], true);
+    assert.deepEqual(d.shown, [recipe], 'a recipe replaces them');
+    d.show([a], true);
+    assert.deepEqual(d.shown, [a], 'and is replaced in turn, not mixed');
+  });
+});
+
 describe('the dashboard revived', () => {
   beforeEach(() => resetStub());
 

@@ -22,7 +22,13 @@ import {
 } from '../../src/core/index.js';
 import type { CreditResult } from '../../src/protocol/trainer.js';
 import type { RunSeries } from '../../src/protocol/webview.js';
-import { curveSeries, renderCurveChart, renderDashboard, renderRecipeTable } from '../../webview/charts.js';
+import {
+  curveSeries,
+  renderCurveChart,
+  renderDashboard,
+  renderRecipeTable,
+  smooth,
+} from '../../webview/charts.js';
 import { mostCalls, renderCrossTable } from '../../webview/context.js';
 import { CREDIT_SERIES, fitLabel, renderCreditBars } from '../../webview/credit.js';
 import { renderInspector } from '../../webview/page.js';
@@ -351,6 +357,62 @@ describe('training dashboard', () => {
     for (const c of charts) assert.equal(c.querySelectorAll('path.curve').length, 4);
     assert.equal(root.querySelectorAll('button.export').length, 6);
     assert.equal(root.querySelector('.recipe-table td.num')!.textContent, '0.50 ±0.10');
+  });
+
+  test('diagnostics a run has get their own charts; hover points give raw values; held-out is a marker', () => {
+    const a = run('a', 'a', 0);
+    a.metrics.approx_kl = a.steps.map((i) => (i === 3 ? null : 0.01 * i));
+    a.heldout = { pass_rate: 0.42 };
+    const b = run('b', 'b', 0.1);
+    const root = renderDashboard(doc(), { runs: [a, b], tables: [], notes: [] }, { onExport() {} });
+    const metrics = [...root.querySelectorAll('svg.curve-chart')].map((c) => c.getAttribute('data-metric'));
+    assert.deepEqual(metrics, ['pass_rate', 'reads', 'tests', 'edits', 'turns', 'reward', 'approx_kl']);
+    assert.deepEqual(
+      [...root.querySelectorAll('h2')].map((h) => h.textContent),
+      ['Behaviour (figure 12.2)', 'Optimisation diagnostics'],
+    );
+    const kl = root.querySelector('svg[data-metric="approx_kl"]')!;
+    assert.equal(
+      kl.querySelectorAll('.series[data-name="a"] circle.pt').length,
+      9,
+      'the missing step has none',
+    );
+    assert.equal(kl.querySelector('.y-label')!.textContent, 'approx KL (old ‖ new)');
+    assert.equal(kl.querySelector('.x-label')!.textContent, 'training step');
+    const pass = root.querySelector('svg[data-metric="pass_rate"]')!;
+    const titles = [...pass.querySelectorAll('.series[data-name="a"] circle.pt title')].map(
+      (t) => t.textContent,
+    );
+    assert.equal(titles[2], 'a · step 2: 0.2000');
+    assert.equal(pass.querySelectorAll('path.heldout').length, 1, 'only the evaluated run has a marker');
+    assert.equal(pass.querySelector('path.heldout title')!.textContent, 'a · held-out pass rate: 0.4200');
+    assert.equal(root.querySelectorAll('svg[data-metric="reads"] path.heldout').length, 0);
+  });
+
+  test('smoothing: an exponential moving average over a faint raw curve, chosen from the page', () => {
+    assert.deepEqual(smooth([1, 2, 3], 0), [1, 2, 3]);
+    const sm = smooth([0, 10, 10, 10], 0.5);
+    assert.equal(sm[0], 0, 'debiased: the first point is the first value');
+    assert.ok(Math.abs(sm[1] - 5 / 0.75) < 1e-12);
+    assert.ok(sm[3] > sm[2] && sm[3] < 10);
+    const chosen: number[] = [];
+    const runs = [run('a', 'a', 0)];
+    const off = renderDashboard(
+      doc(),
+      { runs, tables: [], notes: [] },
+      { onExport() {}, onSmoothing: (w) => chosen.push(w) },
+    );
+    assert.equal(off.querySelectorAll('path.raw').length, 0);
+    assert.equal(off.querySelector('.smoothing button[aria-pressed="true"]')!.textContent, 'off');
+    (off.querySelector('.smoothing button[data-smoothing="0.9"]') as HTMLElement).click();
+    assert.deepEqual(chosen, [0.9]);
+    const on = renderDashboard(doc(), { runs, tables: [], notes: [] }, { onExport() {} }, { smoothing: 0.9 });
+    assert.equal(on.querySelectorAll('path.raw').length, 6);
+    assert.equal(on.querySelectorAll('path.curve.smoothed').length, 6);
+    assert.notEqual(
+      on.querySelector('path.smoothed')!.getAttribute('d'),
+      on.querySelector('path.raw')!.getAttribute('d'),
+    );
   });
 
   test('recipe tables print numbers with their digits', () => {

@@ -42,7 +42,7 @@ export function renderCreditBars(
   const calls = credit.calls;
   const barW = 13;
   const groupW = Math.max(96, series.length * (barW + 2) + 24);
-  const margin = { top: 12, right: 12, bottom: 44, left: 46 };
+  const margin = { top: 12, right: 12, bottom: 44, left: 58 };
   const width = margin.left + margin.right + Math.max(1, calls.length) * groupW;
   const height = 210;
   const values = calls.flatMap((c) => series.map((s) => c[s.key] as number));
@@ -72,6 +72,12 @@ export function renderCreditBars(
     .attr('class', 'axis y-axis')
     .attr('transform', `translate(${margin.left},0)`)
     .call(axisLeft(y).ticks(5));
+  root
+    .append('text')
+    .attr('class', 'axis-label y-label')
+    .attr('transform', `translate(12,${(margin.top + height - margin.bottom) / 2}) rotate(-90)`)
+    .attr('text-anchor', 'middle')
+    .text('credit per call');
   const groups = root
     .selectAll<SVGGElement, CallRow>('g.call-group')
     .data(calls)

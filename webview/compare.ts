@@ -73,12 +73,66 @@ export function outcomeRows(a: TrajectoryJSON, b: TrajectoryJSON): [string, stri
   return rows.map(([k, x, y]) => [k, x, y, x !== y]);
 }
 
+/** A token of one call as the comparison draws it: its text, owner, and how it differs from the other side. */
+export interface CompareToken {
+  text: string;
+  owner: 'policy' | 'tool';
+  /** `text`: the other side has another token here; `logp`: same token, sampled with another log-prob. */
+  diff: 'text' | 'logp' | null;
+  title: string;
+}
+
+/**
+ * The tokens of call `k` on both sides, aligned by position within each owner (the call's own
+ * tokens, then its observation's), each marked where the other side differs: another token, or the
+ * same token with a sampling log-prob more than 0.01 nats away.
+ */
+export function alignCallTokens(
+  a: TrajectoryJSON,
+  b: TrajectoryJSON,
+  k: number,
+): [CompareToken[], CompareToken[]] {
+  const of = (ep: TrajectoryJSON) => {
+    const out = {
+      policy: [] as { text: string; logp: number | null }[],
+      tool: [] as { text: string; logp: null }[],
+    };
+    ep.owner.forEach((o, i) => {
+      if (ep.turn[i] !== k) return;
+      if (o === OWNER.policy) out.policy.push({ text: ep.tokens[i], logp: i > 0 ? ep.logps[i - 1] : null });
+      else if (o === OWNER.tool) out.tool.push({ text: ep.tokens[i], logp: null });
+    });
+    return out;
+  };
+  const x = of(a);
+  const y = of(b);
+  const side = (mine: ReturnType<typeof of>, other: ReturnType<typeof of>): CompareToken[] =>
+    (['policy', 'tool'] as const).flatMap((owner) =>
+      mine[owner].map((t, i) => {
+        const o = other[owner][i];
+        const gap =
+          o && o.text === t.text && t.logp !== null && o.logp !== null ? Math.abs(t.logp - o.logp) : 0;
+        const diff = !o || o.text !== t.text ? 'text' : gap > 0.01 ? 'logp' : null;
+        const lp = t.logp === null ? '' : ` · log p ${t.logp.toFixed(3)}`;
+        return {
+          text: t.text,
+          owner,
+          diff,
+          title: `${owner} token ${i}${lp}${diff === 'text' ? ` · the other side has ${o ? JSON.stringify(o.text) : 'no token'} here` : diff === 'logp' ? ` · the other side ${o!.logp!.toFixed(3)}` : ''}`,
+        };
+      }),
+    );
+  return [side(x, y), side(y, x)];
+}
+
 /** One line of a comparison: a label, the pinned side, this side, whether they differ. */
 export interface CompareLine {
   label: string;
   a: string;
   b: string;
   differs: boolean;
+  /** Draw the two sides as token chips instead of text (a call, aligned token by token). */
+  tokens?: [CompareToken[], CompareToken[]];
   /** Data attributes of the row (`call`, `turn`). */
   data?: Record<string, string>;
   title?: string;
@@ -126,6 +180,20 @@ export function renderComparisonTable(
   const body = doc.createElement('tbody');
   for (const l of lines) {
     const tr = row([l.label, l.a, l.b], 'td', l.differs);
+    if (l.tokens)
+      l.tokens.forEach((toks, side) => {
+        const cell = tr.children[side + 1];
+        cell.replaceChildren(
+          ...toks.map((t) => {
+            const chip = doc.createElement('span');
+            chip.className = `mini-chip owner-${t.owner}${t.diff ? ` tok-diff-${t.diff}` : ''}`;
+            chip.textContent = t.text;
+            chip.title = t.title;
+            return chip;
+          }),
+        );
+        if (!toks.length) cell.textContent = '—';
+      });
     for (const [k, v] of Object.entries(l.data ?? {})) tr.dataset[k] = v;
     if (l.title) tr.title = l.title;
     body.appendChild(tr);
@@ -144,18 +212,18 @@ export function episodeCompareLines(a: TrajectoryJSON, b: TrajectoryJSON): Compa
     differs,
   }));
   for (const c of alignCalls(a, b)) {
+    // The call and its observation as two aligned token strips, differing tokens marked.
     lines.push({
       label: `call ${c.k}`,
       a: c.a?.call ?? '—',
       b: c.b?.call ?? '—',
-      differs: c.callDiffers,
+      differs: c.callDiffers || c.obsDiffers,
+      tokens: alignCallTokens(a, b, c.k),
       data: { call: String(c.k) },
       ...(c.logpGap !== null && c.logpGap > 0.01
         ? { title: `log-probs of this call differ by up to ${c.logpGap.toFixed(3)}` }
         : {}),
     });
-    if (c.a?.obs != null || c.b?.obs != null)
-      lines.push({ label: '  obs', a: c.a?.obs ?? '—', b: c.b?.obs ?? '—', differs: c.obsDiffers });
   }
   return lines;
 }

@@ -349,11 +349,13 @@ test('Episode Lab in code-server: sample, explore, inspect, debug the mask', {
     await scrollTo(frame, '.compare');
     await shot(page, 'analysis-dark-compare');
 
-    // 3. The training dashboard of this run: six curves, export one as SVG.
+    // 3. The training dashboard of this run: six behaviour curves and the six diagnostics a run
+    // without a critic has (loss, approx KL, entropy, clip fraction, grad norm, invalid calls); export one.
     await frame.locator('#open-dashboard').click();
     let dash = await webviewFrame(page, 'dashboard');
-    await dash.locator('svg.curve-chart').nth(5).waitFor({ timeout: 30_000 });
-    assert.equal(await dash.locator('svg.curve-chart path.curve').count(), 6);
+    await dash.locator('svg.curve-chart').nth(11).waitFor({ timeout: 30_000 });
+    assert.equal(await dash.locator('svg.curve-chart path.curve').count(), 12);
+    assert.equal(await dash.locator('svg.curve-chart[data-metric="approx_kl"] circle.pt').count(), 2);
     assert.equal(await dash.locator('svg.curve-chart[data-metric="pass_rate"] path.curve').count(), 1);
     await page.waitForTimeout(300);
     await shot(page, 'dashboard-dark');

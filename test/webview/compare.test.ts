@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { parseHTML } from 'linkedom';
 import {
   makeEnv,
+  OWNER,
   oracle,
   Rng,
   randomizeNames,
@@ -10,7 +11,13 @@ import {
   toTrajectoryJSON,
   uninformed,
 } from '../../src/core/index.js';
-import { alignCalls, callsOf, outcomeRows, renderComparePinned } from '../../webview/compare.js';
+import {
+  alignCalls,
+  alignCallTokens,
+  callsOf,
+  outcomeRows,
+  renderComparePinned,
+} from '../../webview/compare.js';
 import { renderCompare } from '../../webview/context.js';
 import { tok, train } from '../fixtures.js';
 
@@ -54,7 +61,44 @@ describe('comparing two episodes', () => {
     for (const r of rows) assert.equal(r.callDiffers, r.a?.call !== r.b?.call);
     const html = renderComparePinned(doc(), { episode: a, title: 'A' }, { episode: b, title: 'B' }, () => {});
     const marked = html.querySelectorAll('tbody tr[data-call] td.diff').length;
-    assert.equal(marked, 2 * rows.filter((r) => r.callDiffers).length, 'both sides of each differing call');
+    assert.equal(
+      marked,
+      2 * rows.filter((r) => r.callDiffers || r.obsDiffers).length,
+      'both sides of each differing call',
+    );
+  });
+});
+
+describe('two calls as aligned token strips', () => {
+  it('the same episode: every token matches; a changed log-prob and a changed token are marked', () => {
+    const a = ep(oracle, 3);
+    const [x, y] = alignCallTokens(a, a, 1);
+    assert.ok(x.length > 0 && x.every((t) => t.diff === null) && y.every((t) => t.diff === null));
+    assert.deepEqual(
+      x.map((t) => t.owner),
+      [...x.filter((t) => t.owner === 'policy'), ...x.filter((t) => t.owner === 'tool')].map((t) => t.owner),
+      'the call first, then its observation',
+    );
+    const b = structuredClone(a);
+    const firstPolicy = b.owner.findIndex((o, i) => o === OWNER.policy && b.turn[i] === 1);
+    b.logps[firstPolicy - 1] -= 0.5;
+    const lastTool = Math.max(...b.owner.map((o, i) => (o === OWNER.tool && b.turn[i] === 1 ? i : -1)));
+    b.tokens[lastTool] = 'CHANGED';
+    const [p, q] = alignCallTokens(a, b, 1);
+    assert.deepEqual(
+      p.map((t) => t.diff),
+      q.map((t) => t.diff),
+      'both sides marked alike',
+    );
+    assert.equal(p[0].diff, 'logp');
+    assert.match(p[0].title, /the other side -?\d/);
+    assert.equal(p.at(-1)?.diff, 'text');
+    assert.equal(p.filter((t) => t.diff).length, 2);
+    const html = renderComparePinned(doc(), { episode: a, title: 'A' }, { episode: b, title: 'B' }, () => {});
+    const row = html.querySelector('tr[data-call="1"]')!;
+    assert.equal(row.querySelectorAll('.mini-chip').length, p.length + q.length);
+    assert.equal(row.querySelectorAll('.mini-chip.tok-diff-text').length, 2);
+    assert.equal(row.querySelectorAll('.mini-chip.tok-diff-logp').length, 2);
   });
 });
 
@@ -88,7 +132,7 @@ describe('the rerun comparison', () => {
     assert.equal(table.querySelectorAll('tbody tr[data-call]').length, rows.length);
     assert.equal(
       table.querySelectorAll('tbody tr[data-call] td.diff').length,
-      2 * rows.filter((r) => r.callDiffers).length,
+      2 * rows.filter((r) => r.callDiffers || r.obsDiffers).length,
     );
     assert.equal(table.querySelector('#unpin'), null, 'nothing to unpin');
     // The second rerun episode is the original's calls again: no call differs.
@@ -99,7 +143,7 @@ describe('the rerun comparison', () => {
     assert.ok(again.every((r) => !r.callDiffers));
     assert.equal(
       same.querySelectorAll('tbody tr[data-call] td.diff').length,
-      2 * again.filter((r) => r.callDiffers).length,
+      2 * again.filter((r) => r.callDiffers || r.obsDiffers).length,
     );
   });
 });

@@ -14,7 +14,11 @@
  * Options: --reps N (rounds: each times every workload once on each side), --quick, --no-torch,
  * --python PATH, --torch-script PATH, --torch-threads 1,2, --grpo-steps N, --main-job (the README's
  * main job, `node dist/cli.js train --steps 40`, end to end from the built dist; --main-job-steps N
- * to try it shorter), --recipes (not implemented yet: a TODO).
+ * to try it shorter), --recipes (every recipe once from the built CLI, one seed, its full steps,
+ * and the total; an hour or more), --recipe-steps N (shorter, to try the flag), --no-levers.
+ *
+ * Levers: each TF.js workload also runs with the wasm backend's own BatchMatMul in the same rounds
+ * (the SIMD kernel bypassed), so the kernel's gain is a ratio measured here, not elsewhere.
  */
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -40,6 +44,7 @@ import {
   TinyAgent,
   trainRl,
 } from '../src/core/index.js';
+import { fastMatmulActive, setFastMatmul } from '../src/core/tf/fast-matmul.js';
 
 const repoRoot = path.resolve(__dirname, '..');
 
@@ -55,6 +60,8 @@ const { values: argv } = parseArgs({
     'main-job': { type: 'boolean', default: false },
     'main-job-steps': { type: 'string' },
     recipes: { type: 'boolean', default: false },
+    'recipe-steps': { type: 'string' },
+    'no-levers': { type: 'boolean', default: false },
   },
 });
 const quick = argv.quick;
@@ -261,6 +268,9 @@ async function main() {
 
   // Interleaved rounds: TF.js, PyTorch per thread count; every other round in reverse order.
   const tfRuns = emptyRuns();
+  /** The same workloads with the backend's own BatchMatMul (the SIMD kernel bypassed). */
+  const levers = !argv['no-levers'] && fastMatmulActive();
+  const slowRuns = emptyRuns();
   const torchRuns = new Map(torchThreads.map((n) => [n, emptyRuns()]));
   const torchInfo = new Map<number, Record<string, unknown>>();
   let torchError = '';
@@ -273,6 +283,16 @@ async function main() {
         for (const w of WORKLOADS) tfRuns[w.key].push(time(tfjs[w.key]));
       },
     ];
+    if (levers)
+      blocks.push(() => {
+        loads.push(os.loadavg()[0]);
+        setFastMatmul(false);
+        try {
+          for (const w of WORKLOADS) slowRuns[w.key].push(time(tfjs[w.key]));
+        } finally {
+          setFastMatmul(true);
+        }
+      });
     if (torch)
       for (const n of torchThreads)
         blocks.push(() => {
@@ -305,6 +325,7 @@ async function main() {
     `\n${rounds} interleaved rounds, milliseconds (median and min over the rounds); 1-min load average during the blocks ${min(loads).toFixed(2)} to ${Math.max(...loads).toFixed(2)}`,
   );
   const head = [`${'workload'.padEnd(40)}`, `${'TF.js'.padStart(6)} ${'(min)'.padStart(6)}`];
+  if (levers) head.push(`${'no SIMD mm'.padStart(10)} ${'gain'.padStart(7)}`);
   if (haveTorch) {
     for (const n of torchThreads) head.push(`${`PT ${n}t`.padStart(6)} ${'(min)'.padStart(6)}`);
     head.push(`${'TF.js/PyTorch'.padStart(15)} ${'(min)'.padStart(7)}`);
@@ -313,6 +334,10 @@ async function main() {
   for (const w of WORKLOADS) {
     const tr = tfRuns[w.key];
     const cells = [w.label.padEnd(40), `${ms(median(tr))} ${ms(min(tr))}`];
+    if (levers)
+      cells.push(
+        `${ms(median(slowRuns[w.key])).padStart(10)} ${ratio(median(slowRuns[w.key]) / median(tr))}`,
+      );
     if (haveTorch) {
       let bestMed = Number.POSITIVE_INFINITY;
       let bestMin = Number.POSITIVE_INFINITY;
@@ -326,6 +351,10 @@ async function main() {
     }
     console.log(cells.join('   '));
   }
+  if (levers)
+    console.log(
+      'no SIMD mm: the same workload with the wasm backend’s own BatchMatMul (scalar loop), in the same rounds; gain: its median over TF.js’s.',
+    );
   if (haveTorch)
     console.log(
       'PT nt: PyTorch with n intra-op threads. Ratios divide by the better PyTorch (the lower median; the lower min).',
@@ -364,27 +393,85 @@ async function main() {
 
   // GRPO steps of the default config from the shipped base; the first step is not in the median.
   const cfg = makeRLConfig({ seed: 0 });
-  const policy = base.clone();
-  const t0 = performance.now();
-  const hist = await trainRl(policy, tasks, tok, cfg, grpoSteps);
-  const wall = (performance.now() - t0) / 1000;
-  const steps = hist.map((h) => `${(h.sample_s + h.update_s).toFixed(1)}`).join(', ');
-  const later = hist.slice(1);
-  const s = median(later.map((h) => h.sample_s));
-  const u = median(later.map((h) => h.update_s));
+  const grpo = async () => {
+    const policy = base.clone();
+    const t0 = performance.now();
+    const hist = await trainRl(policy, tasks, tok, cfg, grpoSteps);
+    policy.dispose();
+    const later = hist.slice(1);
+    return {
+      hist,
+      wall: (performance.now() - t0) / 1000,
+      s: median(later.map((h) => h.sample_s)),
+      u: median(later.map((h) => h.update_s)),
+    };
+  };
+  const g = await grpo();
+  const steps = g.hist.map((h) => `${(h.sample_s + h.update_s).toFixed(1)}`).join(', ');
   console.log(
-    `GRPO step, default config (${cfg.promptsPerStep} prompts x ${cfg.groupSize} = ${hist[1].episodes} episodes sampled + the update, ${cfg.epochs} epochs of minibatches of ${cfg.minibatchSize}):` +
-      `\n  sampling ${s.toFixed(2)} s + update ${u.toFixed(2)} s = ${(s + u).toFixed(2)} s (${grpoSteps > 2 ? `median of steps 2 to ${grpoSteps}` : 'step 2'}; every step: ${steps} s; ${wall.toFixed(1)} s in all)` +
-      `\n  40 steps at that pace: about ${(40 * (s + u)).toFixed(0)} s (the base's episodes; later steps sample other lengths)`,
+    `GRPO step, default config (${cfg.promptsPerStep} prompts x ${cfg.groupSize} = ${g.hist[1].episodes} episodes sampled + the update, ${cfg.epochs} epochs of minibatches of ${cfg.minibatchSize}):` +
+      `\n  sampling ${g.s.toFixed(2)} s + update ${g.u.toFixed(2)} s = ${(g.s + g.u).toFixed(2)} s (${grpoSteps > 2 ? `median of steps 2 to ${grpoSteps}` : 'step 2'}; every step: ${steps} s; ${g.wall.toFixed(1)} s in all)` +
+      `\n  40 steps at that pace: about ${(40 * (g.s + g.u)).toFixed(0)} s (the base's episodes; later steps sample other lengths)`,
   );
-  policy.dispose();
+  if (levers) {
+    setFastMatmul(false);
+    const slow = await grpo().finally(() => setFastMatmul(true));
+    const same = slow.hist.every((h, i) => h.loss === g.hist[i].loss && h.pass_rate === g.hist[i].pass_rate);
+    console.log(
+      `  with the backend's own BatchMatMul: sampling ${slow.s.toFixed(2)} s + update ${slow.u.toFixed(2)} s = ${(slow.s + slow.u).toFixed(2)} s;` +
+        ` the SIMD kernel's gain ${(slow.s / g.s).toFixed(2)}x sampling, ${(slow.u / g.u).toFixed(2)}x update, ${((slow.s + slow.u) / (g.s + g.u)).toFixed(2)}x the step;` +
+        ` the same history: ${same ? 'yes, loss and pass rate equal at every step' : 'NO (a bug: the kernel must not change results)'}`,
+    );
+  }
 
   if (argv['main-job']) mainJob();
   else
     console.log('main job (node dist/cli.js train --steps 40) end to end: not run (add --main-job; minutes)');
-  if (argv.recipes)
-    console.log('recipes: TODO (issue 18) time every recipe once (one seed, 40 steps) and the total');
+  if (argv.recipes) recipes();
+  else console.log('recipes: not run (add --recipes: every recipe once, one seed; an hour or more)');
   console.log(`\nload average at the end ${load()}; ${cpus.length} cores; backend ${info.detail}`);
+}
+
+/**
+ * Every recipe once from the built CLI (one seed, its own steps: 40 per training arm unless
+ * --recipe-steps), one after the other, each timed end to end, and the total.
+ */
+function recipes(): void {
+  const cli = path.join(repoRoot, 'dist', 'cli.js');
+  if (!fs.existsSync(cli)) {
+    console.log('recipes: dist/cli.js is missing (npm run build first)');
+    return;
+  }
+  const list = spawnSync(process.execPath, [cli, 'recipe', '--list'], { encoding: 'utf8' });
+  const names = list.stdout
+    .split('\n')
+    .slice(1)
+    .map((l) => l.trim().split(/\s+/)[0])
+    .filter(Boolean);
+  const steps = argv['recipe-steps'] ? ['--steps', String(Number(argv['recipe-steps']))] : [];
+  const runs = fs.mkdtempSync(path.join(os.tmpdir(), 'episode-lab-recipes-'));
+  console.log(
+    `recipes, one seed (0), ${steps.length ? `${steps[1]} steps per arm` : 'their own steps (40 per training arm)'}, one after the other:`,
+  );
+  let total = 0;
+  try {
+    for (const name of names) {
+      const t0 = performance.now();
+      const r = spawnSync(
+        process.execPath,
+        [cli, 'recipe', name, '--quiet', '--seed', '0', ...steps, '--dir', path.join(runs, name)],
+        { encoding: 'utf8', maxBuffer: 64 << 20 },
+      );
+      const secs = (performance.now() - t0) / 1000;
+      total += secs;
+      console.log(
+        `  ${name.padEnd(20)} ${secs.toFixed(0).padStart(6)} s${r.status === 0 ? '' : `  FAILED (exit ${r.status}): ${r.stderr.trim().split('\n').pop()}`}   load ${load()}`,
+      );
+    }
+  } finally {
+    fs.rmSync(runs, { recursive: true, force: true });
+  }
+  console.log(`  ${'total'.padEnd(20)} ${total.toFixed(0).padStart(6)} s (${(total / 60).toFixed(1)} min)`);
 }
 
 /** The README's main job end to end, from the built CLI, with its run folder in a temporary dir. */

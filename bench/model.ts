@@ -44,7 +44,7 @@ import {
   TinyAgent,
   trainRl,
 } from '../src/core/index.js';
-import { fastMatmulActive, setFastMatmul } from '../src/core/tf/fast-matmul.js';
+import { fastMatmulActive, setFastMatmul } from '../src/core/tf/fast-kernels.js';
 
 const repoRoot = path.resolve(__dirname, '..');
 

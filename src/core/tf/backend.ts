@@ -10,7 +10,7 @@ import { version_cpu } from '@tensorflow/tfjs-backend-cpu';
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-core/dist/register_all_gradients';
 import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
-import { installFastMatmul } from './fast-matmul.js';
+import { installFastMatmul } from './fast-kernels.js';
 
 export type BackendName = 'tensorflow' | 'wasm' | 'cpu';
 export type BackendPreference = 'auto' | BackendName;
@@ -71,11 +71,11 @@ export async function initBackend(pref: BackendPreference = 'auto'): Promise<Bac
       // setBackend returns false without throwing when the .wasm files are not found.
       if (await tf.setBackend('wasm')) {
         await tf.ready();
-        // Batched and transposed matmuls in SIMD (bit for bit the backend's results), unless off.
+        // SIMD matmul, sum and transpose kernels (bit for bit the backend's results), unless off.
         const fast = installFastMatmul();
         current = {
           name: 'wasm',
-          detail: `wasm (SIMD, 1 thread${fast ? '; SIMD batched matmul' : ''}${notes.length ? `; ${notes.join('; ')}` : ''})`,
+          detail: `wasm (SIMD, 1 thread${fast ? '; SIMD matmul, sum, transpose' : ''}${notes.length ? `; ${notes.join('; ')}` : ''})`,
         };
         return current;
       }

@@ -1,4 +1,6 @@
-;; Batched matrix products for TF.js's wasm backend, with WebAssembly SIMD (f32x4).
+;; Kernels for TF.js's wasm backend, with WebAssembly SIMD (f32x4): batched matrix products
+;; (`bmm`), sums over leading or middle axes (`colsum`), and transposes that swap two adjacent
+;; groups of axes (`swap`: a matrix transpose, attention's head split and merge).
 ;;
 ;; The backend sends batched and transposed matmuls (attention's, and the backward pass's) to a
 ;; scalar loop (`slow_batch_matmul` in tfjs-backend-wasm/src/cc/batch_mat_mul_impl.cc). This module
@@ -10,7 +12,15 @@
 ;; It owns no memory: it imports the backend's, and reads and writes tensors where the backend
 ;; keeps them (byte offsets). It has no data segment and no stack, so it touches nothing else.
 ;;
-;; Assembled by scripts/build-kernels.ts (wabt) into src/core/tf/kernels/matmul-wasm.ts.
+;; `colsum` sums over a block of axes that is not the innermost: the backend transposes the input
+;; so that those axes come last, then sums each output's values in order from 0 in float32
+;; (kernels/Sum.cc). This sums the same values in the same order, four outputs at a time, without
+;; the transpose: the same bits again.
+;;
+;; `swap` moves data only (in 8 x 8 tiles, so both sides stay in cache): the same values as the
+;; backend's Transpose.
+;;
+;; Assembled by scripts/build-kernels.ts (wabt) into src/core/tf/kernels/kernels-wasm.ts.
 (module
   (import "env" "memory" (memory 0))
 
@@ -203,6 +213,136 @@
         (br $ql)))
       (local.set $j (i32.add (local.get $j) (i32.const 1)))
       (br $jl))))
+
+  ;; out[o, j] = sum over r < rows of x[o, r, j], for o < outer and j < inner (x and out: byte
+  ;; offsets of float32 arrays [outer, rows, inner] and [outer, inner]). Sixteen columns at a time
+  ;; in four independent sums, then four, then one: each output summed over r in order from 0.
+  (func (export "colsum") (param $x i32) (param $out i32) (param $outer i32) (param $rows i32) (param $inner i32)
+    (local $o i32) (local $j i32) (local $r i32) (local $p i32) (local $stride i32) (local $base i32)
+    (local $s0 v128) (local $s1 v128) (local $s2 v128) (local $s3 v128) (local $s f32)
+    (local.set $stride (i32.shl (local.get $inner) (i32.const 2)))
+    (block $od (loop $ol
+      (br_if $od (i32.ge_u (local.get $o) (local.get $outer)))
+      (local.set $base (i32.add (local.get $x) (i32.mul (i32.mul (local.get $o) (local.get $rows)) (local.get $stride))))
+      (local.set $j (i32.const 0))
+      (block $d16 (loop $l16
+        (br_if $d16 (i32.gt_u (i32.add (local.get $j) (i32.const 16)) (local.get $inner)))
+        (local.set $s0 (v128.const i32x4 0 0 0 0))
+        (local.set $s1 (v128.const i32x4 0 0 0 0))
+        (local.set $s2 (v128.const i32x4 0 0 0 0))
+        (local.set $s3 (v128.const i32x4 0 0 0 0))
+        (local.set $p (i32.add (local.get $base) (i32.shl (local.get $j) (i32.const 2))))
+        (local.set $r (i32.const 0))
+        (block $rd (loop $rl
+          (br_if $rd (i32.ge_u (local.get $r) (local.get $rows)))
+          (local.set $s0 (f32x4.add (local.get $s0) (v128.load (local.get $p))))
+          (local.set $s1 (f32x4.add (local.get $s1) (v128.load offset=16 (local.get $p))))
+          (local.set $s2 (f32x4.add (local.get $s2) (v128.load offset=32 (local.get $p))))
+          (local.set $s3 (f32x4.add (local.get $s3) (v128.load offset=48 (local.get $p))))
+          (local.set $p (i32.add (local.get $p) (local.get $stride)))
+          (local.set $r (i32.add (local.get $r) (i32.const 1)))
+          (br $rl)))
+        (local.set $p (i32.add (local.get $out)
+          (i32.shl (i32.add (i32.mul (local.get $o) (local.get $inner)) (local.get $j)) (i32.const 2))))
+        (v128.store (local.get $p) (local.get $s0))
+        (v128.store offset=16 (local.get $p) (local.get $s1))
+        (v128.store offset=32 (local.get $p) (local.get $s2))
+        (v128.store offset=48 (local.get $p) (local.get $s3))
+        (local.set $j (i32.add (local.get $j) (i32.const 16)))
+        (br $l16)))
+      (block $d4 (loop $l4
+        (br_if $d4 (i32.gt_u (i32.add (local.get $j) (i32.const 4)) (local.get $inner)))
+        (local.set $s0 (v128.const i32x4 0 0 0 0))
+        (local.set $p (i32.add (local.get $base) (i32.shl (local.get $j) (i32.const 2))))
+        (local.set $r (i32.const 0))
+        (block $rd4 (loop $rl4
+          (br_if $rd4 (i32.ge_u (local.get $r) (local.get $rows)))
+          (local.set $s0 (f32x4.add (local.get $s0) (v128.load (local.get $p))))
+          (local.set $p (i32.add (local.get $p) (local.get $stride)))
+          (local.set $r (i32.add (local.get $r) (i32.const 1)))
+          (br $rl4)))
+        (v128.store
+          (i32.add (local.get $out)
+            (i32.shl (i32.add (i32.mul (local.get $o) (local.get $inner)) (local.get $j)) (i32.const 2)))
+          (local.get $s0))
+        (local.set $j (i32.add (local.get $j) (i32.const 4)))
+        (br $l4)))
+      (block $d1 (loop $l1
+        (br_if $d1 (i32.ge_u (local.get $j) (local.get $inner)))
+        (local.set $s (f32.const 0))
+        (local.set $p (i32.add (local.get $base) (i32.shl (local.get $j) (i32.const 2))))
+        (local.set $r (i32.const 0))
+        (block $rd1 (loop $rl1
+          (br_if $rd1 (i32.ge_u (local.get $r) (local.get $rows)))
+          (local.set $s (f32.add (local.get $s) (f32.load (local.get $p))))
+          (local.set $p (i32.add (local.get $p) (local.get $stride)))
+          (local.set $r (i32.add (local.get $r) (i32.const 1)))
+          (br $rl1)))
+        (f32.store
+          (i32.add (local.get $out)
+            (i32.shl (i32.add (i32.mul (local.get $o) (local.get $inner)) (local.get $j)) (i32.const 2)))
+          (local.get $s))
+        (local.set $j (i32.add (local.get $j) (i32.const 1)))
+        (br $l1)))
+      (local.set $o (i32.add (local.get $o) (i32.const 1)))
+      (br $ol))))
+
+  ;; dst[o, b, a, :] = src[o, a, b, :] for o < outer, a < na, b < nb, where `:` is `inner` floats
+  ;; (byte offsets; float32). Tiles of 8 x 8 (a, b); each element copied as one float, as vectors
+  ;; when `inner` is a multiple of 4, else with memory.copy.
+  (func (export "swap") (param $src i32) (param $dst i32) (param $outer i32) (param $na i32) (param $nb i32)
+        (param $inner i32)
+    (local $ib i32) (local $plane i32) (local $o i32) (local $a0 i32) (local $b0 i32) (local $a i32) (local $b i32)
+    (local $ae i32) (local $be i32) (local $ps i32) (local $pd i32) (local $q i32)
+    (local.set $ib (i32.shl (local.get $inner) (i32.const 2)))
+    (local.set $plane (i32.mul (i32.mul (local.get $na) (local.get $nb)) (local.get $ib)))
+    (block $od (loop $ol
+      (br_if $od (i32.ge_u (local.get $o) (local.get $outer)))
+      (local.set $a0 (i32.const 0))
+      (block $a0d (loop $a0l
+        (br_if $a0d (i32.ge_u (local.get $a0) (local.get $na)))
+        (local.set $ae (i32.add (local.get $a0) (i32.const 8)))
+        (if (i32.gt_u (local.get $ae) (local.get $na)) (then (local.set $ae (local.get $na))))
+        (local.set $b0 (i32.const 0))
+        (block $b0d (loop $b0l
+          (br_if $b0d (i32.ge_u (local.get $b0) (local.get $nb)))
+          (local.set $be (i32.add (local.get $b0) (i32.const 8)))
+          (if (i32.gt_u (local.get $be) (local.get $nb)) (then (local.set $be (local.get $nb))))
+          (local.set $a (local.get $a0))
+          (block $ad (loop $al
+            (br_if $ad (i32.ge_u (local.get $a) (local.get $ae)))
+            (local.set $b (local.get $b0))
+            (block $bd (loop $bl
+              (br_if $bd (i32.ge_u (local.get $b) (local.get $be)))
+              (local.set $ps (i32.add (local.get $src)
+                (i32.mul (i32.add (i32.mul (local.get $a) (local.get $nb)) (local.get $b)) (local.get $ib))))
+              (local.set $pd (i32.add (local.get $dst)
+                (i32.mul (i32.add (i32.mul (local.get $b) (local.get $na)) (local.get $a)) (local.get $ib))))
+              (if (i32.eq (local.get $inner) (i32.const 1))
+                (then (f32.store (local.get $pd) (f32.load (local.get $ps))))
+                (else
+                  (if (i32.eqz (i32.and (local.get $inner) (i32.const 3)))
+                    (then
+                      (local.set $q (i32.const 0))
+                      (block $vd (loop $vl
+                        (br_if $vd (i32.ge_u (local.get $q) (local.get $ib)))
+                        (v128.store (i32.add (local.get $pd) (local.get $q))
+                          (v128.load (i32.add (local.get $ps) (local.get $q))))
+                        (local.set $q (i32.add (local.get $q) (i32.const 16)))
+                        (br $vl))))
+                    (else (memory.copy (local.get $pd) (local.get $ps) (local.get $ib))))))
+              (local.set $b (i32.add (local.get $b) (i32.const 1)))
+              (br $bl)))
+            (local.set $a (i32.add (local.get $a) (i32.const 1)))
+            (br $al)))
+          (local.set $b0 (i32.add (local.get $b0) (i32.const 8)))
+          (br $b0l)))
+        (local.set $a0 (i32.add (local.get $a0) (i32.const 8)))
+        (br $a0l)))
+      (local.set $src (i32.add (local.get $src) (local.get $plane)))
+      (local.set $dst (i32.add (local.get $dst) (local.get $plane)))
+      (local.set $o (i32.add (local.get $o) (i32.const 1)))
+      (br $ol))))
 
   ;; out[b] = A[b] B[b] for b < batch. a, b, out, scratch: byte offsets in memory; sa, sb: byte
   ;; strides between batches (0: the one matrix is shared); ar, ac: A's byte strides (row, shared

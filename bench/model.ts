@@ -17,8 +17,8 @@
  * to try it shorter), --recipes (every recipe once from the built CLI, one seed, its full steps,
  * and the total; an hour or more), --recipe-steps N (shorter, to try the flag), --no-levers.
  *
- * Levers: each TF.js workload also runs with the wasm backend's own BatchMatMul in the same rounds
- * (the SIMD kernel bypassed), so the kernel's gain is a ratio measured here, not elsewhere.
+ * Levers: each TF.js workload also runs with the wasm backend's own kernels in the same rounds
+ * (Episode Lab's SIMD kernels bypassed), so their gain is a ratio measured here, not elsewhere.
  */
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -268,7 +268,7 @@ async function main() {
 
   // Interleaved rounds: TF.js, PyTorch per thread count; every other round in reverse order.
   const tfRuns = emptyRuns();
-  /** The same workloads with the backend's own BatchMatMul (the SIMD kernel bypassed). */
+  /** The same workloads with the backend's own kernels (the SIMD kernels bypassed). */
   const levers = !argv['no-levers'] && fastMatmulActive();
   const slowRuns = emptyRuns();
   const torchRuns = new Map(torchThreads.map((n) => [n, emptyRuns()]));
@@ -325,7 +325,7 @@ async function main() {
     `\n${rounds} interleaved rounds, milliseconds (median and min over the rounds); 1-min load average during the blocks ${min(loads).toFixed(2)} to ${Math.max(...loads).toFixed(2)}`,
   );
   const head = [`${'workload'.padEnd(40)}`, `${'TF.js'.padStart(6)} ${'(min)'.padStart(6)}`];
-  if (levers) head.push(`${'no SIMD mm'.padStart(10)} ${'gain'.padStart(7)}`);
+  if (levers) head.push(`${'backend k.'.padStart(10)} ${'gain'.padStart(7)}`);
   if (haveTorch) {
     for (const n of torchThreads) head.push(`${`PT ${n}t`.padStart(6)} ${'(min)'.padStart(6)}`);
     head.push(`${'TF.js/PyTorch'.padStart(15)} ${'(min)'.padStart(7)}`);
@@ -353,7 +353,7 @@ async function main() {
   }
   if (levers)
     console.log(
-      'no SIMD mm: the same workload with the wasm backend’s own BatchMatMul (scalar loop), in the same rounds; gain: its median over TF.js’s.',
+      'backend k.: the same workload with the wasm backend’s own kernels (Episode Lab’s SIMD BatchMatMul, Sum, Transpose and Identity off), in the same rounds; gain: its median over TF.js’s.',
     );
   if (haveTorch)
     console.log(
@@ -418,8 +418,8 @@ async function main() {
     const slow = await grpo().finally(() => setFastMatmul(true));
     const same = slow.hist.every((h, i) => h.loss === g.hist[i].loss && h.pass_rate === g.hist[i].pass_rate);
     console.log(
-      `  with the backend's own BatchMatMul: sampling ${slow.s.toFixed(2)} s + update ${slow.u.toFixed(2)} s = ${(slow.s + slow.u).toFixed(2)} s;` +
-        ` the SIMD kernel's gain ${(slow.s / g.s).toFixed(2)}x sampling, ${(slow.u / g.u).toFixed(2)}x update, ${((slow.s + slow.u) / (g.s + g.u)).toFixed(2)}x the step;` +
+      `  with the backend's own kernels: sampling ${slow.s.toFixed(2)} s + update ${slow.u.toFixed(2)} s = ${(slow.s + slow.u).toFixed(2)} s;` +
+        ` the SIMD kernels' gain ${(slow.s / g.s).toFixed(2)}x sampling, ${(slow.u / g.u).toFixed(2)}x update, ${((slow.s + slow.u) / (g.s + g.u)).toFixed(2)}x the step;` +
         ` the same history: ${same ? 'yes, loss and pass rate equal at every step' : 'NO (a bug: the kernel must not change results)'}`,
     );
   }

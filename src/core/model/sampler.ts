@@ -15,9 +15,15 @@ import type { TinyAgent } from './tinyagent.js';
 
 /** Per-row key/value storage of one model. */
 export class KVCache {
-  /** keys[row][layer]: [H][dh][cap]; vals[row][layer]: [H][cap][dh]. */
+  /**
+   * keys[row][layer] and vals[row][layer]: [H][cap][dh], so a head's first L positions are one
+   * contiguous run (copied into the step's [A, H, L, dh] tensors with one `set` per row and head).
+   */
   private keys: Float32Array[][] = [];
   private vals: Float32Array[][] = [];
+  /** The step's key and value buffers, reused from step to step (their contents are uploaded). */
+  private kBuf = new Float32Array(0);
+  private vBuf = new Float32Array(0);
   /** Tokens cached per row. */
   readonly length: number[] = [];
 
@@ -82,34 +88,41 @@ export class KVCache {
         const [q, k, v] = m.qkv(l, h); // [A, C, H, dh]
         const kd = k.dataSync();
         const vd = v.dataSync();
-        const kT = new Float32Array(A * H * dh * L);
-        const vb = new Float32Array(A * H * L * dh);
+        const size = A * H * L * dh;
+        // wasm copies a tensor's values in; the cpu backend keeps the array: give it fresh ones.
+        if (this.kBuf.length < size || tf.getBackend() !== 'wasm') {
+          this.kBuf = new Float32Array(size);
+          this.vBuf = new Float32Array(size);
+        }
+        const kb = this.kBuf.subarray(0, size);
+        const vb = this.vBuf.subarray(0, size);
         for (let a = 0; a < A; a++) {
           const K = this.keys[rows[a]][l];
           const V = this.vals[rows[a]][l];
           for (let j = 0; j < chunks[a].length; j++) {
             const p = starts[a] + j;
-            for (let hh = 0; hh < H; hh++)
-              for (let e = 0; e < dh; e++) {
-                const src = ((a * C + j) * H + hh) * dh + e;
-                K[(hh * dh + e) * cap + p] = kd[src];
-                V[(hh * cap + p) * dh + e] = vd[src];
-              }
-          }
-          const n = ends[a];
-          for (let hh = 0; hh < H; hh++) {
-            for (let e = 0; e < dh; e++) {
-              const from = (hh * dh + e) * cap;
-              kT.set(K.subarray(from, from + n), ((a * H + hh) * dh + e) * L);
+            for (let hh = 0; hh < H; hh++) {
+              const src = ((a * C + j) * H + hh) * dh;
+              const dst = (hh * cap + p) * dh;
+              K.set(kd.subarray(src, src + dh), dst);
+              V.set(vd.subarray(src, src + dh), dst);
             }
+          }
+          // Positions 0 .. n - 1 of each head, then zeros up to L (a shorter row's padding).
+          const n = ends[a] * dh;
+          for (let hh = 0; hh < H; hh++) {
             const from = hh * cap * dh;
-            vb.set(V.subarray(from, from + n * dh), (a * H + hh) * L * dh);
+            const to = (a * H + hh) * L * dh;
+            kb.set(K.subarray(from, from + n), to);
+            vb.set(V.subarray(from, from + n), to);
+            kb.fill(0, to + n, to + L * dh);
+            vb.fill(0, to + n, to + L * dh);
           }
         }
         const att = m.attendCached(
           l,
           q,
-          tf.tensor4d(kT, [A, H, dh, L]),
+          tf.tensor4d(kb, [A, H, L, dh]),
           tf.tensor4d(vb, [A, H, L, dh]),
           maskT as tf.Tensor4D,
         );

@@ -241,14 +241,20 @@ export class TinyAgent {
   }
 
   /** Attention of a chunk of new tokens against given keys/values (used by KVCache). */
-  attendCached(l: number, q: tf.Tensor4D, kT: tf.Tensor4D, v: tf.Tensor4D, mask: tf.Tensor4D): tf.Tensor {
-    // q [A, C, H, dh]; kT [A, H, dh, L]; v [A, H, L, dh]; mask [A, 1, C, L] additive
+  attendCached(l: number, q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, mask: tf.Tensor4D): tf.Tensor {
+    // q [A, C, H, dh]; k [A, H, L, dh]; v [A, H, L, dh]; mask [A, 1, C, L] additive. q k^T with
+    // transposeB: the same products in the same order as with k stored transposed.
     const c = this.config;
     const [A, C, H, dh] = q.shape;
-    const L = kT.shape[3];
+    const L = k.shape[2];
     const qh = tf.reshape(tf.transpose(q, [0, 2, 1, 3]), [A * H, C, dh]);
     const scores = tf.add(
-      tf.reshape(tf.mul(tf.matMul(qh, tf.reshape(kT, [A * H, dh, L])), 1 / Math.sqrt(dh)), [A, H, C, L]),
+      tf.reshape(tf.mul(tf.matMul(qh, tf.reshape(k, [A * H, L, dh]), false, true), 1 / Math.sqrt(dh)), [
+        A,
+        H,
+        C,
+        L,
+      ]),
       mask,
     );
     const p = tf.reshape(tf.softmax(scores), [A * H, C, L]);

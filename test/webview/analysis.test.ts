@@ -80,6 +80,28 @@ function credit(hasCritic: boolean): CreditResult {
   };
 }
 
+/** An inspector view model of `ep` from a run with no critic, with `over` on top. */
+function vmOf(over: Partial<ViewModel> = {}, retrainUnavailable: string | null = null): ViewModel {
+  return {
+    episode: ep,
+    title: 't',
+    bug: 'correct',
+    mask: null,
+    maskPending: false,
+    maskError: null,
+    backend: 'cpu',
+    source: {
+      run: 'r',
+      dir: '/r',
+      model: 'base',
+      critic: false,
+      contextPolicy: { kind: 'full' },
+      retrainUnavailable,
+    },
+    ...over,
+  };
+}
+
 describe('per-call credit bars', () => {
   test('one group per call, in call order, left to right, each with the six series', () => {
     assert.equal(K, 4);
@@ -124,25 +146,7 @@ describe('per-call credit bars', () => {
   });
 
   test('the inspector shows the no-critic note and the heat band on policy tokens only', () => {
-    const vm: ViewModel = {
-      episode: ep,
-      title: 't',
-      bug: 'correct',
-      mask: null,
-      maskPending: false,
-      maskError: null,
-      backend: 'cpu',
-      source: {
-        run: 'r',
-        dir: '/r',
-        model: 'base',
-        critic: false,
-        contextPolicy: { kind: 'full' },
-        retrainUnavailable: 'not yet',
-      },
-      credit: credit(false),
-      heat: true,
-    };
+    const vm = vmOf({ credit: credit(false), heat: true }, 'not yet');
     const root = renderInspector(doc(), vm, { onBug() {} });
     assert.match(root.querySelector('.credit-note')!.textContent!, /Outcome advantage only/);
     assert.equal(
@@ -154,24 +158,7 @@ describe('per-call credit bars', () => {
   });
 
   test('retrain: the step count is a field, a running retrain has a cancel, a cancelled one is not offered', () => {
-    const base: ViewModel = {
-      episode: ep,
-      title: 't',
-      bug: 'correct',
-      mask: null,
-      maskPending: false,
-      maskError: null,
-      backend: 'cpu',
-      source: {
-        run: 'r',
-        dir: '/r',
-        model: 'base',
-        critic: false,
-        contextPolicy: { kind: 'full' },
-        retrainUnavailable: null,
-      },
-      retrainSteps: 12,
-    };
+    const base = vmOf({ retrainSteps: 12 });
     const asked: number[] = [];
     const cancels: string[] = [];
     const d = doc();
@@ -209,15 +196,7 @@ describe('per-call credit bars', () => {
   });
 
   test('"open beside" is offered when the host can open a second inspector, and asks for it', () => {
-    const vm: ViewModel = {
-      episode: ep,
-      title: 't',
-      bug: 'correct',
-      mask: null,
-      maskPending: false,
-      maskError: null,
-      backend: 'cpu',
-    };
+    const vm = vmOf();
     assert.equal(renderInspector(doc(), vm, { onBug() {} }).querySelector('#open-beside'), null);
     let asked = 0;
     const root = renderInspector(doc(), vm, { onBug() {}, onOpenBeside: () => asked++ });

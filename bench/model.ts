@@ -44,7 +44,7 @@ import {
   TinyAgent,
   trainRl,
 } from '../src/core/index.js';
-import { fastMatmulActive, setFastMatmul } from '../src/core/tf/fast-kernels.js';
+import { fastKernelsActive, setFastKernels } from '../src/core/tf/fast-kernels.js';
 
 const repoRoot = path.resolve(__dirname, '..');
 
@@ -269,7 +269,7 @@ async function main() {
   // Interleaved rounds: TF.js, PyTorch per thread count; every other round in reverse order.
   const tfRuns = emptyRuns();
   /** The same workloads with the backend's own kernels (the SIMD kernels bypassed). */
-  const levers = !argv['no-levers'] && fastMatmulActive();
+  const levers = !argv['no-levers'] && fastKernelsActive();
   const slowRuns = emptyRuns();
   const torchRuns = new Map(torchThreads.map((n) => [n, emptyRuns()]));
   const torchInfo = new Map<number, Record<string, unknown>>();
@@ -286,11 +286,11 @@ async function main() {
     if (levers)
       blocks.push(() => {
         loads.push(os.loadavg()[0]);
-        setFastMatmul(false);
+        setFastKernels(false);
         try {
           for (const w of WORKLOADS) slowRuns[w.key].push(time(tfjs[w.key]));
         } finally {
-          setFastMatmul(true);
+          setFastKernels(true);
         }
       });
     if (torch)
@@ -414,8 +414,8 @@ async function main() {
       `\n  40 steps at that pace: about ${(40 * (g.s + g.u)).toFixed(0)} s (the base's episodes; later steps sample other lengths)`,
   );
   if (levers) {
-    setFastMatmul(false);
-    const slow = await grpo().finally(() => setFastMatmul(true));
+    setFastKernels(false);
+    const slow = await grpo().finally(() => setFastKernels(true));
     const same = slow.hist.every((h, i) => h.loss === g.hist[i].loss && h.pass_rate === g.hist[i].pass_rate);
     console.log(
       `  with the backend's own kernels: sampling ${slow.s.toFixed(2)} s + update ${slow.u.toFixed(2)} s = ${(slow.s + slow.u).toFixed(2)} s;` +

@@ -10,7 +10,7 @@ import { version_cpu } from '@tensorflow/tfjs-backend-cpu';
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-core/dist/register_all_gradients';
 import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
-import { installFastMatmul } from './fast-kernels.js';
+import { installFastKernels } from './fast-kernels.js';
 
 export type BackendName = 'tensorflow' | 'wasm' | 'cpu';
 export type BackendPreference = 'auto' | BackendName;
@@ -72,7 +72,7 @@ export async function initBackend(pref: BackendPreference = 'auto'): Promise<Bac
       if (await tf.setBackend('wasm')) {
         await tf.ready();
         // SIMD matmul, sum and transpose kernels (bit for bit the backend's results), unless off.
-        const fast = installFastMatmul();
+        const fast = installFastKernels();
         current = {
           name: 'wasm',
           detail: `wasm (SIMD, 1 thread${fast ? '; SIMD matmul, sum, transpose' : ''}${notes.length ? `; ${notes.join('; ')}` : ''})`,

@@ -12,8 +12,8 @@
  *   as the cpu backend does.
  * The SIMD code (kernels/kernels.wat) works in the backend's own memory.
  *
- * `installFastMatmul()` is called by `initBackend` on `wasm`; EPISODE_LAB_FAST_MATMUL=0 leaves the
- * backend's kernels alone, and `setFastMatmul(false)` switches back at run time (tests, benchmark).
+ * `installFastKernels()` is called by `initBackend` on `wasm`; EPISODE_LAB_FAST_KERNELS=0 leaves
+ * the backend's kernels alone, and `setFastKernels(false)` switches back at run time (tests, bench).
  */
 import * as tf from '@tensorflow/tfjs-core';
 import { WASM_BASE64 } from './kernels/kernels-wasm.js';
@@ -55,25 +55,25 @@ let installed: {
 } | null = null;
 let enabled = true;
 
-/** Use (true) or bypass (false) the SIMD kernel once installed; returns the previous setting. */
-export function setFastMatmul(on: boolean): boolean {
+/** Use (true) or bypass (false) the SIMD kernels once installed; returns the previous setting. */
+export function setFastKernels(on: boolean): boolean {
   const was = enabled;
   enabled = on;
   return was;
 }
 
-/** True once the SIMD kernel replaces the wasm backend's BatchMatMul (and it is not bypassed). */
-export function fastMatmulActive(): boolean {
+/** True once the SIMD kernels replace the wasm backend's (and they are not bypassed). */
+export function fastKernelsActive(): boolean {
   return installed !== null && enabled;
 }
 
 /**
- * Replace the wasm backend's BatchMatMul with the SIMD one (once; the backend must be `wasm` and
- * ready). Returns false, changing nothing, when that is not possible.
+ * Replace the wasm backend's BatchMatMul, Sum, Transpose and Identity with these (once; the backend
+ * must be `wasm` and ready). Returns false, changing nothing, when that is not possible.
  */
-export function installFastMatmul(): boolean {
+export function installFastKernels(): boolean {
   if (installed) return true;
-  if (process.env.EPISODE_LAB_FAST_MATMUL === '0' || tf.getBackend() !== 'wasm') return false;
+  if (process.env.EPISODE_LAB_FAST_KERNELS === '0' || tf.getBackend() !== 'wasm') return false;
   const backend = tf.backend() as unknown as WasmBackend;
   const memory = backend.wasm?.asm?.memory;
   const original = tf.getKernel('BatchMatMul', 'wasm');

@@ -11,20 +11,20 @@ import * as tf from '@tensorflow/tfjs-core';
 import { assemble } from '../../../scripts/build-kernels.js';
 import { Rng } from '../../../src/core/rng.js';
 import { initBackend } from '../../../src/core/tf/backend.js';
-import { asSwap, fastMatmulActive, setFastMatmul } from '../../../src/core/tf/fast-kernels.js';
+import { asSwap, fastKernelsActive, setFastKernels } from '../../../src/core/tf/fast-kernels.js';
 import { WASM_BASE64 } from '../../../src/core/tf/kernels/kernels-wasm.js';
 
 /** Run `f` with the SIMD kernel off, then on; both results as plain arrays. */
 function both(f: () => tf.Tensor | tf.Tensor[]): [Float32Array[], Float32Array[]] {
   const run = (on: boolean) => {
-    const was = setFastMatmul(on);
+    const was = setFastKernels(on);
     try {
       return tf.tidy(() => {
         const r = f();
         return (Array.isArray(r) ? r : [r]).map((t) => t.dataSync() as Float32Array);
       });
     } finally {
-      setFastMatmul(was);
+      setFastKernels(was);
     }
   };
   return [run(false), run(true)];
@@ -48,7 +48,7 @@ describe('the SIMD kernels', () => {
   });
 
   it('is installed on wasm', () => {
-    assert.equal(fastMatmulActive(), true);
+    assert.equal(fastKernelsActive(), true);
   });
 
   it('gives the backend kernel’s bits on random shapes, every transpose, shared and broadcast batches', () => {
@@ -143,13 +143,13 @@ describe('the SIMD kernels', () => {
         const [ref, got] = both(() => tf.sum(x, axes, keepDims));
         assertSameBits(ref, got, `sum over ${axes} of [${shape}] keepDims=${keepDims}`);
         const shapes = [false, true].map((on) => {
-          setFastMatmul(on);
+          setFastKernels(on);
           return tf.tidy(() => tf.sum(x, axes, keepDims).shape);
         });
         assert.deepEqual(shapes[1], shapes[0], 'the same shape');
         x.dispose();
       }
-    setFastMatmul(true);
+    setFastKernels(true);
   });
 
   it('transposes and clones as the backend does, and a clone outlives its source', () => {

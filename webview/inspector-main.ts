@@ -332,9 +332,12 @@ export function startInspector(app: HTMLElement): void {
           vm.episode !== null &&
           JSON.stringify(vm.episode.ids) === JSON.stringify(m.episode.ids) &&
           vm.title === m.title;
+        // The same episode again while its analyses run: they answer for it, ask nothing twice.
+        const maskRunning = same && vm.maskPending;
+        const creditRunning = same && vm.creditJob?.pending === true;
         vm.episode = m.episode;
         vm.title = m.title;
-        vm.mask = null;
+        if (!maskRunning) vm.mask = null;
         if (m.backend) vm.backend = m.backend;
         const sourceChanged = JSON.stringify(vm.source ?? null) !== JSON.stringify(m.source ?? null);
         vm.source = m.source ?? null;
@@ -348,8 +351,8 @@ export function startInspector(app: HTMLElement): void {
         }
         if (!same || sourceChanged) vm.policy = vm.source?.contextPolicy;
         save();
-        requestMaskCheck();
-        requestCredit();
+        if (!maskRunning) requestMaskCheck();
+        if (!creditRunning) requestCredit();
         break;
       }
       case 'maskResult':

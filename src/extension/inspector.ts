@@ -63,6 +63,8 @@ export class Inspector implements vscode.Disposable {
   private panel: vscode.WebviewPanel | null = null;
   private current: Current | null = null;
   private webviewReady = false;
+  /** The episode last posted to the page (cleared when the page (re)loads). */
+  private shown: Current | null = null;
   /** The checkpoint of the last retrained run (the second row of the cross table). */
   private retrained: { model: string; label: string } | null = null;
   /** The rollout file and record shown (instead of an episode of ours). */
@@ -99,7 +101,11 @@ export class Inspector implements vscode.Disposable {
   }
 
   private postShow(): void {
-    if (!this.current || !this.webviewReady) return;
+    // Posted once per episode shown: `show()` and the page's `ready` can both get here once the
+    // trainer has started (a slow start lets both wait), and each 'show' makes the page ask for
+    // its analyses again, the second of which would be refused as already running.
+    if (!this.current || !this.webviewReady || this.shown === this.current) return;
+    this.shown = this.current;
     const { episode, title } = this.current;
     this.post({
       type: 'show',
@@ -302,6 +308,7 @@ export class Inspector implements vscode.Disposable {
   private async handle(m: FromWebview): Promise<void> {
     if (m.type === 'ready') {
       this.webviewReady = true;
+      this.shown = null;
       if (this.rollout) {
         this.postRollout();
         return;

@@ -195,6 +195,31 @@ describe('the inspector panel', () => {
     assert.equal((postedOf(state.panels[1], 'showRollout')[0] as { view: RolloutView }).view.record, 3);
   });
 
+  it('posts an episode once when the page is ready before the trainer has started', async () => {
+    const { trainer } = fakeTrainer({});
+    let started: () => void = () => {};
+    const ready = new Promise<void>((r) => (started = r));
+    trainer.ensureStarted = () => ready;
+    const ins = new ext.Inspector(extensionUri, trainer as never, () => {}, {
+      runsRoot: () => undefined,
+      openDashboard: () => {},
+      runChanged: () => {},
+    });
+    ins.show(episode, 'slow start');
+    const p = state.panels[0];
+    p.send({ type: 'ready' }); // both the show and the ready now wait for the trainer
+    started();
+    await tick();
+    assert.equal(
+      postedOf(p, 'show').length,
+      1,
+      'one show: a second would make the page ask for its analyses twice',
+    );
+    p.send({ type: 'ready' }); // a reloaded page is shown the episode again
+    await tick();
+    assert.equal(postedOf(p, 'show').length, 2);
+  });
+
   it('answers ready with the episode, drops a malformed request, runs the mask check in the trainer', async () => {
     const { trainer, started } = fakeTrainer({
       maskCheck: () => ({ bug: 'tool', totalFlags: 3 }),

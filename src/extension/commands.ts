@@ -150,7 +150,7 @@ export class Commands {
           const running = await this.trainer.start(job as Extract<Job, { kind: 'sampleScripted' }>, {
             onRunCreated: (dir) => {
               runDir = dir;
-              this.tree.active.add(dir);
+              this.tree.setActive(dir, true);
               this.log(`${title}: run folder ${dir}`);
               onRunCreated?.(dir);
               void this.tree.refresh().then(() => this.reveal(dir, false));
@@ -185,7 +185,7 @@ export class Commands {
           void vscode.window.showErrorMessage(`Episode Lab: ${msg}`);
           return undefined;
         } finally {
-          if (runDir) this.tree.active.delete(runDir);
+          if (runDir) this.tree.setActive(runDir, false);
           await this.tree.refresh();
           this.dashboard.schedule(0);
         }

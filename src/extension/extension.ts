@@ -35,8 +35,7 @@ export function activate(context: vscode.ExtensionContext): void {
       runsRoot: () => Commands.runsRoot(),
       openDashboard: (roots) => void commands.showDashboard(roots),
       runChanged: (dir, active) => {
-        if (active) tree.active.add(dir);
-        else tree.active.delete(dir);
+        tree.setActive(dir, active);
         void tree.refresh();
       },
       walk: (direction) => table.walk(direction),

@@ -28,7 +28,7 @@ export class RunTreeProvider implements vscode.TreeDataProvider<Node>, vscode.Di
   private readonly indexes = new Map<string, RunIndex>();
   private readonly nodes = new Map<string, Node>();
   private runDirs: string[] = [];
-  /** Runs being written by a job (shown with a spinning icon). */
+  /** Runs being written by a job (shown with a spinning icon): change it with `setActive`. */
   readonly active = new Set<string>();
   /** Real trainers' rollout files opened in this window, listed before the runs. */
   readonly rollouts = new RolloutFiles();
@@ -59,6 +59,17 @@ export class RunTreeProvider implements vscode.TreeDataProvider<Node>, vscode.Di
 
   runNode(dir: string): Node {
     return this.node({ kind: 'run', id: `run:${dir}`, dir });
+  }
+
+  /**
+   * Mark a run as being written by a job, or not, and redraw its row: its icon spins only while
+   * the job runs (a job that ends adds no data, so a refresh alone would not redraw it).
+   */
+  setActive(dir: string, on: boolean): void {
+    if (on === this.active.has(dir)) return;
+    if (on) this.active.add(dir);
+    else this.active.delete(dir);
+    this.changed.fire(this.runDirs.includes(dir) ? this.runNode(dir) : undefined);
   }
 
   /** Re-list the runs and read what was appended; coalesces calls made while one is running. */

@@ -434,6 +434,32 @@ describe('the dashboard’s folders', () => {
   });
 });
 
+describe('the run explorer’s spinner', () => {
+  beforeEach(() => resetStub());
+
+  it('spins while a job writes the run and stops when it ends, though no data changed', async () => {
+    const fs = await import('node:fs');
+    const os = await import('node:os');
+    const { createRun, appendHistory } = await import('../../src/core/runs/run-files.js');
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'el-tree-'));
+    const dir = path.join(root, 'train-1');
+    createRun(dir, { kind: 'train', name: 'train-1', config: {}, from: 'base', seed: 0 });
+    appendHistory(dir, { step: 0, episodes: 8, pass_rate: 0.5 });
+    const tree = new ext.RunTreeProvider(() => root);
+    await tree.refresh();
+    const fired: unknown[] = [];
+    tree.onDidChangeTreeData((n) => fired.push(n));
+    const icon = () => (tree.getTreeItem(tree.runNode(dir)) as { iconPath: { id: string } }).iconPath.id;
+    assert.equal(icon(), 'beaker');
+    tree.setActive(dir, true);
+    assert.equal(icon(), 'sync~spin');
+    await tree.refresh(); // the job ends without writing anything new
+    tree.setActive(dir, false);
+    assert.equal(icon(), 'beaker');
+    assert.deepEqual(fired, [tree.runNode(dir), tree.runNode(dir)], 'the row is redrawn each time');
+  });
+});
+
 describe('the dashboard revived', () => {
   beforeEach(() => resetStub());
 

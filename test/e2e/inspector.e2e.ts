@@ -652,9 +652,20 @@ test('Episode Lab in code-server: sample, explore, inspect, debug the mask', {
     // step, no killed process, and the run's spinner stops.
     await runCommand(page, 'Episode Lab: Train Agent');
     await pickRow(page, 'Train an agent', 'Train with the default config');
+    // Each prompt of the form: accept its default, and see it go before the next (an Enter pressed
+    // while a quick pick is still filling its list is lost).
     for (const title of ['Training steps', 'Seed', 'Turn budget', 'Reward', 'Loss mode', 'Context policy']) {
-      await page.locator('.quick-input-widget', { hasText: title }).waitFor({ timeout: 10_000 });
-      await page.keyboard.press('Enter');
+      const prompt = page.locator('.quick-input-widget .quick-input-title', { hasText: title });
+      await prompt.waitFor({ timeout: 15_000 });
+      for (let attempt = 0; attempt < 10; attempt++) {
+        await page.keyboard.press('Enter');
+        try {
+          await prompt.waitFor({ state: 'hidden', timeout: 1500 });
+          break;
+        } catch {
+          say(`"${title}" still open after Enter (attempt ${attempt + 1})`);
+        }
+      }
     }
     const spinner = page.locator('.monaco-list-row .codicon-modifier-spin');
     await page

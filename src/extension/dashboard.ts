@@ -40,20 +40,8 @@ export class Dashboard implements vscode.Disposable {
     });
   }
 
-  private get panel(): vscode.WebviewPanel | null {
-    return this.slot.panel;
-  }
-
-  private get ready(): boolean {
-    return this.slot.ready;
-  }
-
-  private set ready(v: boolean) {
-    this.slot.ready = v;
-  }
-
   get isOpen(): boolean {
-    return this.panel !== null;
+    return this.slot.panel !== null;
   }
 
   /** The folders shown. */
@@ -70,7 +58,7 @@ export class Dashboard implements vscode.Disposable {
     const recipe = (d: string) => !fs.existsSync(path.join(d, 'config.json'));
     const mix = add && !roots.some(recipe) && !this.roots.some(recipe);
     this.roots = mix ? [...new Set([...this.roots, ...roots])] : [...new Set(roots)];
-    if (!this.panel) {
+    if (!this.slot.panel) {
       const panel = vscode.window.createWebviewPanel(
         DASHBOARD_VIEW_TYPE,
         'Training Dashboard',
@@ -78,7 +66,7 @@ export class Dashboard implements vscode.Disposable {
         panelOptions(this.extensionUri),
       );
       this.attach(panel);
-    } else this.panel.reveal(undefined, true);
+    } else this.slot.panel.reveal(undefined, true);
     this.schedule(0);
   }
 
@@ -102,7 +90,7 @@ export class Dashboard implements vscode.Disposable {
 
   /** Re-read the runs soon (coalescing calls: a training step triggers several file events). */
   schedule(ms = 250): void {
-    if (!this.panel || this.timer) return;
+    if (!this.slot.panel || this.timer) return;
     this.timer = setTimeout(() => {
       this.timer = null;
       void this.refresh();
@@ -110,7 +98,7 @@ export class Dashboard implements vscode.Disposable {
   }
 
   private async refresh(): Promise<void> {
-    if (!this.panel || !this.ready) return;
+    if (!this.slot.panel || !this.slot.ready) return;
     const started = Date.now();
     const runs = [];
     const tables = [];
@@ -137,7 +125,7 @@ export class Dashboard implements vscode.Disposable {
   private async handle(m: FromDashboard): Promise<void> {
     switch (m.type) {
       case 'ready':
-        this.ready = true;
+        this.slot.ready = true;
         await this.refresh();
         return;
       case 'exportSvg': {

@@ -82,20 +82,8 @@ export class EpisodeTablePanel implements vscode.Disposable {
     });
   }
 
-  private get panel(): vscode.WebviewPanel | null {
-    return this.slot.panel;
-  }
-
-  private get ready(): boolean {
-    return this.slot.ready;
-  }
-
-  private set ready(v: boolean) {
-    this.slot.ready = v;
-  }
-
   get isOpen(): boolean {
-    return this.panel !== null;
+    return this.slot.panel !== null;
   }
 
   /** A query to send with the next table (then forgotten). */
@@ -105,7 +93,7 @@ export class EpisodeTablePanel implements vscode.Disposable {
   show(source: TableSource, query?: string): void {
     this.source = source;
     this.query = query;
-    if (!this.panel) {
+    if (!this.slot.panel) {
       const panel = vscode.window.createWebviewPanel(
         TABLE_VIEW_TYPE,
         'Episodes',
@@ -114,10 +102,10 @@ export class EpisodeTablePanel implements vscode.Disposable {
       );
       this.attach(panel);
     } else {
-      this.panel.reveal(undefined, false);
+      this.slot.panel.reveal(undefined, false);
       void this.send();
     }
-    this.panel!.title = `Episodes: ${path.basename(source.id)}`;
+    this.slot.panel!.title = `Episodes: ${path.basename(source.id)}`;
   }
 
   /** Restore the table after a window reload, if its source may still be read. */
@@ -148,7 +136,7 @@ export class EpisodeTablePanel implements vscode.Disposable {
   /** Build the table of the source and send it. */
   private async send(): Promise<void> {
     const source = this.source;
-    if (!source || !this.ready) return;
+    if (!source || !this.slot.ready) return;
     const started = Date.now();
     try {
       let table: EpisodeTable;
@@ -186,7 +174,7 @@ export class EpisodeTablePanel implements vscode.Disposable {
   private async handle(m: FromTable): Promise<void> {
     switch (m.type) {
       case 'ready':
-        this.ready = true;
+        this.slot.ready = true;
         await this.send();
         return;
       case 'list':

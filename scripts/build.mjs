@@ -33,6 +33,15 @@ const bundles = [
     external: ['@tensorflow/tfjs-node'],
   },
   {
+    // A compute worker thread of the CLI and the trainer (src/core/tf/workers.ts starts it).
+    ...common,
+    entryPoints: ['src/core/rl/worker.ts'],
+    outfile: 'dist/worker.js',
+    platform: 'node',
+    format: 'cjs',
+    external: ['@tensorflow/tfjs-node'],
+  },
+  {
     ...common,
     entryPoints: ['webview/main.ts'],
     outfile: 'dist/webview.js',

@@ -22,12 +22,13 @@ import { isFinished, lastCompletedStep, readMeta, stepLabel } from '../core/runs
 import { freshRunDir, trainRun } from '../core/runs/train-run.js';
 import { type Command, UsageError } from './args.js';
 import { legend, renderEpisode, renderSummary } from './render.js';
+import { threadsLabel } from './threads.js';
 
 const tok = () => buildTokenizer(makeTasks('all'));
 
 async function backend(quiet = false): Promise<string> {
   const info = await initBackend((process.env.EPISODE_LAB_BACKEND as 'auto') ?? 'auto');
-  if (!quiet) process.stderr.write(`backend: ${info.detail}\n`);
+  if (!quiet) process.stderr.write(`backend: ${info.detail}; sampling on ${threadsLabel()}\n`);
   return info.detail;
 }
 

@@ -13,6 +13,7 @@ import {
   runRecipe,
 } from '../core/recipes/index.js';
 import { type Command, UsageError } from './args.js';
+import { threadsLabel } from './threads.js';
 
 function listText(): string {
   const w = Math.max(...RECIPES.map((r) => r.name.length));
@@ -137,7 +138,7 @@ export const recipeCommand: Command = {
       return 0;
     }
     const info = await initBackend();
-    if (!o.quiet) process.stderr.write(`backend: ${info.detail}\n`);
+    if (!o.quiet) process.stderr.write(`backend: ${info.detail}; sampling on ${threadsLabel()}\n`);
     let stop = false;
     const onSignal = () => {
       stop = true;

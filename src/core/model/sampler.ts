@@ -4,147 +4,16 @@
  * same tick. Keys and values live per row in JS memory, so each row keeps exactly its own tokens
  * (no padding holes); each tick builds the attention inputs for the active rows only.
  */
-import * as tf from '@tensorflow/tfjs-core';
 import type { Env } from '../gym/env.js';
 import { Episode, MAX_CALL_TOKENS, makeTrajectory, type Trajectory } from '../gym/episode.js';
 import type { Task } from '../gym/tasks.js';
 import type { Tokenizer } from '../gym/tokenizer.js';
 import type { Rng } from '../rng.js';
-import { embed, layerNorm, matmulTransposed } from './layers.js';
+import { defaultThreads } from '../tf/workers.js';
+import { makeTokenCache } from './kv-split.js';
 import type { TinyAgent } from './tinyagent.js';
 
-/** Per-row key/value storage of one model. */
-export class KVCache {
-  /**
-   * keys[row][layer] and vals[row][layer]: [H][cap][dh], so a head's first L positions are one
-   * contiguous run (copied into the step's [A, H, L, dh] tensors with one `set` per row and head).
-   */
-  private keys: Float32Array[][] = [];
-  private vals: Float32Array[][] = [];
-  /** The step's key and value buffers, reused from step to step (their contents are uploaded). */
-  private kBuf = new Float32Array(0);
-  private vBuf = new Float32Array(0);
-  /** Tokens cached per row. */
-  readonly length: number[] = [];
-
-  constructor(readonly model: TinyAgent) {}
-
-  private row(r: number): void {
-    const c = this.model.config;
-    while (this.keys.length <= r) {
-      this.keys.push(Array.from({ length: c.nLayers }, () => new Float32Array(c.dModel * c.contextLength)));
-      this.vals.push(Array.from({ length: c.nLayers }, () => new Float32Array(c.dModel * c.contextLength)));
-      this.length.push(0);
-    }
-  }
-
-  /** Forget a row's tokens (to reuse it for a new sequence). */
-  reset(r: number): void {
-    this.row(r);
-    this.length[r] = 0;
-  }
-
-  /**
-   * Feed `chunks[i]` (at least one token) to row `rows[i]`, after its cached tokens. Returns the
-   * next-token logits at each row's last new token: [A, V], row-major.
-   */
-  step(rows: readonly number[], chunks: readonly (readonly number[])[]): Float32Array {
-    const m = this.model;
-    const c = m.config;
-    const A = rows.length;
-    const H = c.nHeads;
-    const dh = c.dModel / H;
-    const cap = c.contextLength;
-    rows.forEach((r) => {
-      this.row(r);
-    });
-    const C = Math.max(...chunks.map((x) => x.length));
-    const starts = rows.map((r) => this.length[r]);
-    const ends = rows.map((_, i) => starts[i] + chunks[i].length);
-    if (chunks.some((x) => x.length === 0))
-      throw new Error('KVCache.step: every row needs at least one token');
-    if (ends.some((e) => e > cap)) throw new Error(`KVCache.step: a row would exceed the context of ${cap}`);
-    const L = Math.max(...ends);
-    const ids = new Int32Array(A * C);
-    const pos = new Int32Array(A * C);
-    const mask = new Float32Array(A * C * L).fill(-1e9);
-    for (let a = 0; a < A; a++) {
-      for (let j = 0; j < C; j++) {
-        const valid = j < chunks[a].length;
-        ids[a * C + j] = valid ? chunks[a][j] : 0;
-        pos[a * C + j] = Math.min(starts[a] + j, cap - 1);
-        const upTo = Math.min(starts[a] + j, ends[a] - 1); // keys this query may see: [0, upTo]
-        const base = (a * C + j) * L;
-        for (let t = 0; t <= upTo; t++) mask[base + t] = 0;
-      }
-    }
-    const logits = tf.tidy(() => {
-      const tok = embed(tf.tensor1d(ids, 'int32'), m.p('wte') as tf.Tensor2D);
-      const pe = tf.gather(m.p('wpe'), tf.tensor1d(pos, 'int32'));
-      let x: tf.Tensor = tf.reshape(tf.add(tok, pe), [A, C, c.dModel]);
-      const maskT = tf.tensor4d(mask, [A, 1, C, L]);
-      for (let l = 0; l < c.nLayers; l++) {
-        const h = layerNorm(x, m.p(`h${l}.ln1.g`) as tf.Tensor1D, m.p(`h${l}.ln1.b`) as tf.Tensor1D);
-        const [q, k, v] = m.qkv(l, h); // [A, C, H, dh]
-        const kd = k.dataSync();
-        const vd = v.dataSync();
-        const size = A * H * L * dh;
-        // wasm copies a tensor's values in; the cpu backend keeps the array: give it fresh ones.
-        if (this.kBuf.length < size || tf.getBackend() !== 'wasm') {
-          this.kBuf = new Float32Array(size);
-          this.vBuf = new Float32Array(size);
-        }
-        const kb = this.kBuf.subarray(0, size);
-        const vb = this.vBuf.subarray(0, size);
-        for (let a = 0; a < A; a++) {
-          const K = this.keys[rows[a]][l];
-          const V = this.vals[rows[a]][l];
-          for (let j = 0; j < chunks[a].length; j++) {
-            const p = starts[a] + j;
-            for (let hh = 0; hh < H; hh++) {
-              const src = ((a * C + j) * H + hh) * dh;
-              const dst = (hh * cap + p) * dh;
-              K.set(kd.subarray(src, src + dh), dst);
-              V.set(vd.subarray(src, src + dh), dst);
-            }
-          }
-          // Positions 0 .. n - 1 of each head, then zeros up to L (a shorter row's padding).
-          const n = ends[a] * dh;
-          for (let hh = 0; hh < H; hh++) {
-            const from = hh * cap * dh;
-            const to = (a * H + hh) * L * dh;
-            kb.set(K.subarray(from, from + n), to);
-            vb.set(V.subarray(from, from + n), to);
-            kb.fill(0, to + n, to + L * dh);
-            vb.fill(0, to + n, to + L * dh);
-          }
-        }
-        const att = m.attendCached(
-          l,
-          q,
-          tf.tensor4d(kb, [A, H, L, dh]),
-          tf.tensor4d(vb, [A, H, L, dh]),
-          maskT as tf.Tensor4D,
-        );
-        x = tf.add(x, att);
-        x = tf.add(x, m.mlpBlock(l, x));
-      }
-      const hf = layerNorm(x, m.p('lnf.g') as tf.Tensor1D, m.p('lnf.b') as tf.Tensor1D);
-      const last = tf.tensor1d(
-        rows.map((_, a) => a * C + chunks[a].length - 1),
-        'int32',
-      );
-      const sel = tf.gather(tf.reshape(hf, [A * C, c.dModel]), last) as tf.Tensor2D;
-      return matmulTransposed(sel, m.p('wte') as tf.Tensor2D);
-    });
-    const out = logits.dataSync() as Float32Array;
-    logits.dispose();
-    rows.forEach((r, a) => {
-      this.length[r] = ends[a];
-    });
-    return out;
-  }
-}
+export { KVCache, type KVPad } from './kv-cache.js';
 
 /** Sample one id from logits[offset : offset + V] at a temperature; returns the id and its log-prob. */
 export function sampleNext(
@@ -178,6 +47,12 @@ export function sampleNext(
 export interface RolloutOptions {
   temperature?: number;
   maxLen?: number;
+  /**
+   * Threads to sample on (this one and worker threads, each holding a block of the rows' KV cache):
+   * the episodes are the same, bit for bit, with any number. Default: the machine's cores, at most
+   * 4 (EPISODE_LAB_THREADS caps it).
+   */
+  threads?: number;
 }
 
 /** The tokens a call is generated from (the episode so far, or a context view of it). */
@@ -218,7 +93,7 @@ export function lockstepRollout(
   if (V !== tok.size)
     throw new Error(`the model's vocabulary (${V}) differs from the tokenizer's (${tok.size})`);
   const episodes = tasks.map((t, i) => new Episode(envs[i], t, tok, maxLen));
-  const cache = new KVCache(model);
+  const cache = makeTokenCache(model, episodes.length, opts.threads ?? defaultThreads());
   const held: number[][] = episodes.map(() => []); // what each row's cache holds
   const views: CallView[] = episodes.map(() => ({ ids: [], owner: [], turn: [] }));
   const current = episodes.map(() => ({ ids: [] as number[], logps: [] as number[] }));

@@ -47,6 +47,13 @@ export interface RLConfig {
   showBudget: boolean;
   /** What each call sees (section 12.4): the full history by default. */
   contextPolicy: ContextPolicy;
+  /**
+   * Each minibatch's gradient is computed as this many parts of about equal tokens, one per thread
+   * (this one and workers - 1 worker threads), and the parts' gradients are added in order. The
+   * results depend on this number, not on the machine: a run is deterministic for a given value,
+   * and 1 and 2 agree to float rounding. 1: one part, no worker thread.
+   */
+  workers: number;
 }
 
 export const DEFAULT_RL_CONFIG: RLConfig = {
@@ -67,6 +74,7 @@ export const DEFAULT_RL_CONFIG: RLConfig = {
   seed: 0,
   showBudget: false,
   contextPolicy: { kind: 'full' },
+  workers: 1,
 };
 
 export class ConfigError extends Error {
@@ -79,6 +87,8 @@ export class ConfigError extends Error {
  */
 export const MAX_EPISODES_PER_STEP = 4096;
 export const MAX_SEED = 2 ** 32 - 1;
+/** Gradient parts (threads) per minibatch. */
+export const MAX_WORKERS = 8;
 
 const D = DEFAULT_RL_CONFIG;
 
@@ -111,6 +121,7 @@ export const RLConfigSchema = v.pipe(
     seed: v.optional(int(0, MAX_SEED), D.seed),
     showBudget: v.optional(bool(), D.showBudget),
     contextPolicy: v.optional(ContextPolicySchema, () => ({ ...D.contextPolicy })),
+    workers: v.optional(int(1, MAX_WORKERS), D.workers),
   }),
   v.check(
     (c) => c.promptsPerStep * c.groupSize <= MAX_EPISODES_PER_STEP,

@@ -11,12 +11,13 @@ import { makeEnv } from '../gym/env.js';
 import type { Batch, Trajectory } from '../gym/episode.js';
 import { randomizeNames, type Task } from '../gym/tasks.js';
 import type { Tokenizer } from '../gym/tokenizer.js';
-import { selectedLogProbs } from '../model/logprobs.js';
 import { rolloutBatch } from '../model/sampler.js';
 import type { TinyAgent } from '../model/tinyagent.js';
 import { Rng } from '../rng.js';
 import { envOptions, type RLConfig } from './config.js';
-import { ppoClipLoss } from './loss.js';
+import { splitPgGradients } from './grad-pool.js';
+import { aggregateDenominator } from './loss.js';
+import { pgGradients } from './policy-gradient.js';
 
 export type EnvFactory = () => Env;
 
@@ -154,7 +155,6 @@ export function rlUpdate(
   if (advantages.length !== B) throw new Error(`rlUpdate: ${advantages.length} advantages for ${B} episodes`);
   if (episodeOf && episodeOf.length !== B)
     throw new Error(`rlUpdate: ${episodeOf.length} episode tags for ${B} rows`);
-  const vars = policy.variables();
   const groups = episodeGroups(batch.lengths, episodeOf);
   const stats = {
     loss: 0,
@@ -176,48 +176,27 @@ export function rlUpdate(
       const mb = subBatch(batch, rows, advantages);
       const nTok = mb.mask.flat().reduce((a, b) => a + b, 0);
       if (nTok === 0) continue;
-      const diag = { clipped: 0, kl: 0, ent: 0 };
-      const gradNorm = tf.tidy(() => {
-        const ids = tf.tensor2d(mb.ids, undefined, 'int32');
-        const mask = tf.tensor2d(mb.mask);
-        const old = tf.tensor2d(mb.old);
-        const adv = tf.tensor2d(mb.adv);
-        const { value, grads } = tf.variableGrads(() => {
-          const raw = tf.slice(
-            policy.logits(ids),
-            [0, 0, 0],
-            [rows.length, mb.T - 1, policy.config.vocabSize],
-          );
-          // The episodes were sampled at cfg.temperature and their log-probs recorded there: the
-          // update takes its log-probs from the same tempered distribution, so the ratio starts at 1.
-          const logits = cfg.temperature === 1 ? raw : tf.div(raw, cfg.temperature);
-          const logp = selectedLogProbs(
-            logits as tf.Tensor3D,
-            tf.slice(ids, [0, 1], [rows.length, mb.T - 1]),
-          );
-          const terms = ppoClipLoss(logp, old, adv, mask, cfg.clip, cfg.lossMode);
-          // diagnostics: computed on the tape but not part of the loss, so they add no gradient
-          diag.clipped = terms.clippedTokens.dataSync()[0];
-          diag.kl = terms.klSum.dataSync()[0];
-          diag.ent = tf.tidy(() => {
-            const lsm = tf.logSoftmax(logits);
-            const ent = tf.neg(tf.sum(tf.mul(tf.exp(lsm), lsm), -1));
-            return tf.sum(tf.mul(ent, mask)).dataSync()[0];
-          });
-          const loss = terms.loss;
-          return loss as tf.Scalar;
-        }, vars);
-        stats.loss += value.dataSync()[0] * nTok;
-        // The KL of this minibatch measures how far the previous updates of this step have moved the
-        // policy: past the target, stop here (this minibatch's gradient is not applied).
-        if (cfg.targetKl > 0 && diag.kl / nTok > 1.5 * cfg.targetKl) {
-          stop = true;
-          return Number.NaN;
-        }
-        const norm = clipGradients(grads, cfg.maxGradNorm);
-        opt.applyGradients(grads);
-        return norm;
-      });
+      const opts = { temperature: cfg.temperature, clip: cfg.clip, lossMode: cfg.lossMode };
+      const diag =
+        cfg.workers > 1
+          ? splitPgGradients(
+              policy,
+              mb,
+              rows.map((r) => batch.lengths[r]),
+              cfg.workers,
+              { ...opts, denominator: aggregateDenominator(mb.mask, cfg.lossMode) },
+            )
+          : pgGradients(policy, mb, opts);
+      stats.loss += diag.loss * nTok;
+      let gradNorm = Number.NaN;
+      // The KL of this minibatch measures how far the previous updates of this step have moved the
+      // policy: past the target, stop here (this minibatch's gradient is not applied).
+      if (cfg.targetKl > 0 && diag.kl / nTok > 1.5 * cfg.targetKl) stop = true;
+      else {
+        gradNorm = clipGradients(diag.grads, cfg.maxGradNorm);
+        opt.applyGradients(diag.grads);
+      }
+      tf.dispose(Object.values(diag.grads));
       stats.clip_frac += diag.clipped;
       stats.approx_kl += diag.kl;
       stats.entropy += diag.ent;

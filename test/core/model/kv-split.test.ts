@@ -1,0 +1,103 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import {
+  baseCheckpointDir,
+  closeComputeWorkers,
+  computeDetail,
+  contextRolloutBatch,
+  initBackend,
+  KVCache,
+  loadCheckpoint,
+  makeEnv,
+  makeTasks,
+  makeTokenCache,
+  Rng,
+  randomizeNames,
+  rolloutBatch,
+  type Task,
+} from '../../../src/core/index.js';
+import { tok } from '../../fixtures.js';
+
+before(async () => {
+  await initBackend('wasm');
+});
+after(() => closeComputeWorkers());
+
+const batch = (n: number, seed: number): Task[] => {
+  const names = new Rng(seed);
+  const train = makeTasks('train');
+  return Array.from({ length: n }, (_, i) => randomizeNames(train[i % train.length], names));
+};
+
+describe('the KV cache split across threads', () => {
+  it('gives the logits of one cache, bit for bit, with rows reset and ticks of mixed lengths', () => {
+    const model = loadCheckpoint(baseCheckpointDir(), tok);
+    const rng = new Rng(4);
+    const n = 24; // three threads, eight rows each
+    const one = new KVCache(model);
+    const split = makeTokenCache(model, n, 3);
+    assert.ok(!(split instanceof KVCache), `a split cache (${computeDetail(3)})`);
+    assert.ok(makeTokenCache(model, 15, 2) instanceof KVCache, 'fewer than 8 rows per thread: one cache');
+    const lengths = new Array(n).fill(0);
+    for (let tick = 0; tick < 25; tick++) {
+      const rows = Array.from({ length: n }, (_, r) => r).filter(() => rng.float() < 0.7);
+      if (!rows.length) continue;
+      if (tick === 12)
+        for (const r of [1, 13, 20]) {
+          one.reset(r);
+          split.reset(r);
+          lengths[r] = 0;
+        }
+      const chunks = rows.map((r) => {
+        const len = Math.min(1 + (rng.float() < 0.3 ? rng.int(9) : 0), 200 - lengths[r]);
+        lengths[r] += len;
+        return Array.from({ length: len }, () => rng.int(tok.size));
+      });
+      assert.deepEqual(split.step(rows, chunks), one.step(rows, chunks), `tick ${tick}`);
+    }
+    model.dispose();
+  });
+
+  for (const threads of [2, 3])
+    it(`samples the same episodes on ${threads} threads as on one, token for token and log-prob for log-prob`, () => {
+      const model = loadCheckpoint(baseCheckpointDir(), tok);
+      const tasks = batch(24, 9);
+      const sample = (t: number) =>
+        rolloutBatch(
+          model,
+          tasks.map(() => makeEnv()),
+          tasks,
+          tok,
+          new Rng(5),
+          { threads: t },
+        );
+      const a = sample(1);
+      const b = sample(threads);
+      assert.deepEqual(b, a);
+      assert.ok(
+        a.some((t) => t.info.n_turns > 2),
+        'multi-turn episodes',
+      );
+      model.dispose();
+    });
+
+  it('under a context policy (caches rebuilt between calls) too', () => {
+    const model = loadCheckpoint(baseCheckpointDir(), tok);
+    const tasks = batch(16, 3);
+    const sample = (t: number) =>
+      contextRolloutBatch(
+        model,
+        tasks.map(() => makeEnv()),
+        tasks,
+        tok,
+        { kind: 'keepObs', k: 1 },
+        new Rng(6),
+        { threads: t },
+      );
+    const a = sample(1);
+    const b = sample(2);
+    assert.deepEqual(b.trajs, a.trajs);
+    assert.deepEqual(b.samples, a.samples);
+    model.dispose();
+  });
+});

@@ -27,21 +27,29 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import * as tf from '@tensorflow/tfjs-core';
 import {
+  aggregateDenominator,
   baseCheckpointDir,
   buildTokenizer,
+  computeDetail,
   defaultModelConfig,
+  defaultThreads,
   initBackend,
   KVCache,
   loadCheckpoint,
   makeEnv,
   makeRLConfig,
   makeTasks,
+  makeTokenCache,
+  type PgRows,
+  pgGradients,
   Rng,
   randomizeNames,
   rolloutBatch,
   sampleNext,
   selectedLogProbs,
+  splitPgGradients,
   TinyAgent,
+  type TokenCache,
   trainRl,
 } from '../src/core/index.js';
 import { fastKernelsActive, setFastKernels } from '../src/core/tf/fast-kernels.js';
@@ -84,14 +92,42 @@ const T = 128;
 const REF_VOCAB = 128;
 const PROMPT = 40;
 const NEW = 60;
+/** The reference's workloads (its RESULT keys). */
+const TORCH_KEYS = ['a_forward_64x128', 'b_train_step_64x128', 'c_sample_kvcache_64x(40+60)'] as const;
+type TorchKey = (typeof TORCH_KEYS)[number];
+/**
+ * TF.js workloads, each compared with one of the reference's. The `rl_` rows are the training step
+ * as `rlUpdate` takes it (the clipped loss with its diagnostics, rows of T + 1 tokens for T predicted
+ * positions) in one part and in two (RLConfig.workers = 2: a worker thread computes half).
+ */
 const WORKLOADS = [
-  { key: 'a_forward_64x128', label: `forward [${B}, ${T}]` },
-  { key: 'b_train_step_64x128', label: `forward + backward + Adam [${B}, ${T}]` },
-  { key: 'c_sample_kvcache_64x(40+60)', label: `sample ${B} x (${PROMPT} + ${NEW}), KV cache` },
+  { key: 'a_forward_64x128', torch: 'a_forward_64x128', label: `forward [${B}, ${T}]` },
+  {
+    key: 'b_train_step_64x128',
+    torch: 'b_train_step_64x128',
+    label: `forward + backward + Adam [${B}, ${T}]`,
+  },
+  { key: 'rl_1', torch: 'b_train_step_64x128', label: `  as rlUpdate, workers=1` },
+  { key: 'rl_2', torch: 'b_train_step_64x128', label: `  as rlUpdate, workers=2 (2 threads)` },
+  {
+    key: 'c_sample_kvcache_64x(40+60)',
+    torch: 'c_sample_kvcache_64x(40+60)',
+    label: `sample ${B} x (${PROMPT} + ${NEW}), KV cache`,
+  },
+  { key: 'kv_2', torch: 'c_sample_kvcache_64x(40+60)', label: '  on 2 threads (rows split)' },
 ] as const;
 type Key = (typeof WORKLOADS)[number]['key'];
 type Runs = Record<Key, number[]>;
+type TorchRuns = Record<TorchKey, number[]>;
 const emptyRuns = (): Runs => ({
+  a_forward_64x128: [],
+  b_train_step_64x128: [],
+  rl_1: [],
+  rl_2: [],
+  'c_sample_kvcache_64x(40+60)': [],
+  kv_2: [],
+});
+const emptyTorchRuns = (): TorchRuns => ({
   a_forward_64x128: [],
   b_train_step_64x128: [],
   'c_sample_kvcache_64x(40+60)': [],
@@ -158,7 +194,7 @@ function blasLibrary(): string {
 }
 
 /** One block of the reference: each workload timed once after warm-up, in a fresh process. */
-function runTorch(t: Torch, threads: number): { runs: Runs; info: Record<string, unknown> } {
+function runTorch(t: Torch, threads: number): { runs: TorchRuns; info: Record<string, unknown> } {
   const args = [t.script, '--threads', String(threads), '--runs', '1,1,0,1', '--warm', '2'];
   args.push('--only', 'fwd,train,kv');
   const r = spawnSync(t.python, args, {
@@ -178,11 +214,11 @@ function runTorch(t: Torch, threads: number): { runs: Runs; info: Record<string,
     info: Record<string, unknown>;
     results: Record<string, { runs_ms: number[] }>;
   };
-  const runs = emptyRuns();
-  for (const w of WORKLOADS) {
-    const got = res.results[w.key];
-    if (!got) throw new Error(`the reference printed no ${w.key}`);
-    runs[w.key].push(...got.runs_ms);
+  const runs = emptyTorchRuns();
+  for (const key of TORCH_KEYS) {
+    const got = res.results[key];
+    if (!got) throw new Error(`the reference printed no ${key}`);
+    runs[key].push(...got.runs_ms);
   }
   return { runs, info: res.info };
 }
@@ -241,6 +277,43 @@ async function main() {
   const prompts = Array.from({ length: B }, () => Array.from({ length: PROMPT }, () => rng.int(V)));
   const sampler = new Rng(7);
 
+  // The same inputs as rows for rlUpdate's gradient: T + 1 tokens, targets the next tokens.
+  const idRows = ids.arraySync() as number[][];
+  const targetRows = targets.arraySync() as number[][];
+  const maskRows = mask.arraySync() as number[][];
+  const advRows = (adv.arraySync() as number[][]).map(([a]) => new Array<number>(T).fill(a));
+  const rows: PgRows = {
+    ids: idRows.map((r, i) => [...r, targetRows[i][T - 1]]),
+    mask: maskRows,
+    old: maskRows.map(() => new Array<number>(T).fill(-Math.log(V))),
+    adv: advRows,
+    T: T + 1,
+  };
+  const pg = {
+    temperature: 1,
+    clip: 0.2,
+    lossMode: 'token_mean' as const,
+    denominator: aggregateDenominator(maskRows, 'token_mean'),
+  };
+  const rlOpt = tf.train.adam(1e-3);
+  const rlStep = (workers: number) => {
+    const r =
+      workers > 1
+        ? splitPgGradients(model, rows, new Array<number>(B).fill(T + 1), workers, pg)
+        : pgGradients(model, rows, { ...pg, denominator: undefined });
+    (rlOpt as tf.Optimizer).applyGradients(r.grads);
+    tf.dispose(Object.values(r.grads));
+  };
+  const workersDetail = computeDetail(2);
+  const sampleWith = (cache: TokenCache) => {
+    const rows = prompts.map((_, i) => i);
+    let chunks: number[][] = prompts;
+    for (let t = 0; t < NEW; t++) {
+      const logits = cache.step(rows, chunks);
+      chunks = rows.map((r) => [sampleNext(logits, r * V, V, 1, sampler).id]);
+    }
+  };
+
   const tfjs: Record<Key, () => void> = {
     a_forward_64x128: () => tf.tidy(() => void model.logits(ids).dataSync()),
     b_train_step_64x128: () =>
@@ -254,16 +327,11 @@ async function main() {
         opt.applyGradients(grads as unknown as Record<string, tf.Variable>);
         value.dataSync();
       }),
+    rl_1: () => rlStep(1),
+    rl_2: () => rlStep(2),
     // 64 sequences: the 40-token prompt, then 59 single tokens, each next token sampled (60 new).
-    'c_sample_kvcache_64x(40+60)': () => {
-      const cache = new KVCache(model);
-      const rows = prompts.map((_, i) => i);
-      let chunks: number[][] = prompts;
-      for (let t = 0; t < NEW; t++) {
-        const logits = cache.step(rows, chunks);
-        chunks = rows.map((r) => [sampleNext(logits, r * V, V, 1, sampler).id]);
-      }
-    },
+    'c_sample_kvcache_64x(40+60)': () => sampleWith(new KVCache(model)),
+    kv_2: () => sampleWith(makeTokenCache(model, B, 2)),
   };
 
   // Interleaved rounds: TF.js, PyTorch per thread count; every other round in reverse order.
@@ -271,7 +339,7 @@ async function main() {
   /** The same workloads with the backend's own kernels (the SIMD kernels bypassed). */
   const levers = !argv['no-levers'] && fastKernelsActive();
   const slowRuns = emptyRuns();
-  const torchRuns = new Map(torchThreads.map((n) => [n, emptyRuns()]));
+  const torchRuns = new Map(torchThreads.map((n) => [n, emptyTorchRuns()]));
   const torchInfo = new Map<number, Record<string, unknown>>();
   let torchError = '';
   const loads: number[] = [];
@@ -301,7 +369,7 @@ async function main() {
           try {
             const r = runTorch(torch, n);
             torchInfo.set(n, r.info);
-            for (const w of WORKLOADS) torchRuns.get(n)![w.key].push(...r.runs[w.key]);
+            for (const key of TORCH_KEYS) torchRuns.get(n)![key].push(...r.runs[key]);
           } catch (e) {
             torchError = (e as Error).message;
           }
@@ -342,7 +410,7 @@ async function main() {
       let bestMed = Number.POSITIVE_INFINITY;
       let bestMin = Number.POSITIVE_INFINITY;
       for (const n of torchThreads) {
-        const pr = torchRuns.get(n)![w.key];
+        const pr = torchRuns.get(n)![w.torch];
         cells.push(`${ms(median(pr))} ${ms(min(pr))}`);
         bestMed = Math.min(bestMed, median(pr));
         bestMin = Math.min(bestMin, min(pr));
@@ -351,6 +419,9 @@ async function main() {
     }
     console.log(cells.join('   '));
   }
+  console.log(
+    `as rlUpdate: the training step the way rlUpdate takes it (clipped loss, entropy and KL diagnostics, ${T + 1}-token rows); workers=2: ${workersDetail}; its gain over workers=1: ${ratio(median(tfRuns.rl_1) / median(tfRuns.rl_2)).trim()}. Sampling on 2 threads: its gain over one ${ratio(median(tfRuns['c_sample_kvcache_64x(40+60)']) / median(tfRuns.kv_2)).trim()} (the same tokens). Medians.`,
+  );
   if (levers)
     console.log(
       'backend k.: the same workload with the wasm backend’s own kernels (Episode Lab’s SIMD BatchMatMul, Sum, Transpose and Identity off), in the same rounds; gain: its median over TF.js’s.',
@@ -392,35 +463,58 @@ async function main() {
   );
 
   // GRPO steps of the default config from the shipped base; the first step is not in the median.
-  const cfg = makeRLConfig({ seed: 0 });
-  const grpo = async () => {
+  const grpo = async (overrides: Record<string, unknown> = {}, threads?: string) => {
+    const cfg = makeRLConfig({ seed: 0, ...overrides });
+    const before = process.env.EPISODE_LAB_THREADS;
+    if (threads !== undefined) process.env.EPISODE_LAB_THREADS = threads;
     const policy = base.clone();
     const t0 = performance.now();
-    const hist = await trainRl(policy, tasks, tok, cfg, grpoSteps);
-    policy.dispose();
-    const later = hist.slice(1);
-    return {
-      hist,
-      wall: (performance.now() - t0) / 1000,
-      s: median(later.map((h) => h.sample_s)),
-      u: median(later.map((h) => h.update_s)),
-    };
+    try {
+      const hist = await trainRl(policy, tasks, tok, cfg, grpoSteps);
+      const later = hist.slice(1);
+      return {
+        cfg,
+        hist,
+        wall: (performance.now() - t0) / 1000,
+        s: median(later.map((h) => h.sample_s)),
+        u: median(later.map((h) => h.update_s)),
+      };
+    } finally {
+      policy.dispose();
+      if (before === undefined) delete process.env.EPISODE_LAB_THREADS;
+      else process.env.EPISODE_LAB_THREADS = before;
+    }
   };
+  type Grpo = Awaited<ReturnType<typeof grpo>>;
+  const sameHistory = (a: Grpo, b: Grpo) =>
+    a.hist.every((h, i) => h.loss === b.hist[i].loss && h.pass_rate === b.hist[i].pass_rate);
   const g = await grpo();
+  const cfg = g.cfg;
   const steps = g.hist.map((h) => `${(h.sample_s + h.update_s).toFixed(1)}`).join(', ');
+  const secs = (r: Grpo) =>
+    `sampling ${r.s.toFixed(2)} s + update ${r.u.toFixed(2)} s = ${(r.s + r.u).toFixed(2)} s`;
   console.log(
-    `GRPO step, default config (${cfg.promptsPerStep} prompts x ${cfg.groupSize} = ${g.hist[1].episodes} episodes sampled + the update, ${cfg.epochs} epochs of minibatches of ${cfg.minibatchSize}):` +
-      `\n  sampling ${g.s.toFixed(2)} s + update ${g.u.toFixed(2)} s = ${(g.s + g.u).toFixed(2)} s (${grpoSteps > 2 ? `median of steps 2 to ${grpoSteps}` : 'step 2'}; every step: ${steps} s; ${g.wall.toFixed(1)} s in all)` +
+    `GRPO step, default config (${cfg.promptsPerStep} prompts x ${cfg.groupSize} = ${g.hist[1].episodes} episodes sampled + the update, ${cfg.epochs} epochs of minibatches of ${cfg.minibatchSize}; sampling on ${defaultThreads()} threads, workers=${cfg.workers}):` +
+      `\n  ${secs(g)} (${grpoSteps > 2 ? `median of steps 2 to ${grpoSteps}` : 'step 2'}; every step: ${steps} s; ${g.wall.toFixed(1)} s in all)` +
       `\n  40 steps at that pace: about ${(40 * (g.s + g.u)).toFixed(0)} s (the base's episodes; later steps sample other lengths)`,
+  );
+  const one = await grpo({}, '1');
+  console.log(
+    `  on one thread (EPISODE_LAB_THREADS=1): ${secs(one)}; the threads' gain ${(one.s / g.s).toFixed(2)}x sampling, ${((one.s + one.u) / (g.s + g.u)).toFixed(2)}x the step;` +
+      ` the same history: ${sameHistory(g, one) ? 'yes, loss and pass rate equal at every step' : 'NO (a bug: threads must not change results)'}`,
+  );
+  const two = await grpo({ workers: 2 });
+  console.log(
+    `  with workers=2 (each minibatch's gradient in 2 parts): ${secs(two)}; its gain ${(g.u / two.u).toFixed(2)}x the update, ${((one.s + one.u) / (two.s + two.u)).toFixed(2)}x the step over one thread;` +
+      ` the history equal to float rounding: ${two.hist.every((h, i) => Math.abs(h.loss - g.hist[i].loss) < 1e-3 && Math.abs(h.pass_rate - g.hist[i].pass_rate) < 0.05) ? 'yes' : 'no (tokens sampled differently: a near tie)'}`,
   );
   if (levers) {
     setFastKernels(false);
     const slow = await grpo().finally(() => setFastKernels(true));
-    const same = slow.hist.every((h, i) => h.loss === g.hist[i].loss && h.pass_rate === g.hist[i].pass_rate);
     console.log(
-      `  with the backend's own kernels: sampling ${slow.s.toFixed(2)} s + update ${slow.u.toFixed(2)} s = ${(slow.s + slow.u).toFixed(2)} s;` +
+      `  with the backend's own kernels: ${secs(slow)};` +
         ` the SIMD kernels' gain ${(slow.s / g.s).toFixed(2)}x sampling, ${(slow.u / g.u).toFixed(2)}x update, ${((slow.s + slow.u) / (g.s + g.u)).toFixed(2)}x the step;` +
-        ` the same history: ${same ? 'yes, loss and pass rate equal at every step' : 'NO (a bug: the kernel must not change results)'}`,
+        ` the same history: ${sameHistory(g, slow) ? 'yes, loss and pass rate equal at every step' : 'NO (a bug: the kernel must not change results)'}`,
     );
   }
 
@@ -481,25 +575,35 @@ function mainJob(): void {
     console.log('main job: dist/cli.js is missing (npm run build first)');
     return;
   }
-  const runs = fs.mkdtempSync(path.join(os.tmpdir(), 'episode-lab-bench-'));
-  try {
-    const t0 = performance.now();
-    const r = spawnSync(process.execPath, [cli, 'train', '--steps', String(mainSteps), '--runs-dir', runs], {
-      encoding: 'utf8',
-      cwd: runs,
-      maxBuffer: 64 << 20,
-    });
-    const secs = (performance.now() - t0) / 1000;
-    if (r.status !== 0) {
-      console.log(`main job failed (exit ${r.status}): ${r.stderr.trim().split('\n').slice(-3).join(' | ')}`);
-      return;
+  // As the README runs it; then on one thread (as before the threads); then with workers=2.
+  const variants: { label: string; extra: string[]; env?: Record<string, string> }[] = [
+    { label: '', extra: [] },
+    { label: ' on one thread (EPISODE_LAB_THREADS=1)', extra: [], env: { EPISODE_LAB_THREADS: '1' } },
+    { label: ' workers=2', extra: ['workers=2'] },
+  ];
+  for (const v of variants) {
+    const runs = fs.mkdtempSync(path.join(os.tmpdir(), 'episode-lab-bench-'));
+    try {
+      const t0 = performance.now();
+      const r = spawnSync(
+        process.execPath,
+        [cli, 'train', '--steps', String(mainSteps), '--runs-dir', runs, ...v.extra],
+        { encoding: 'utf8', cwd: runs, maxBuffer: 64 << 20, env: { ...process.env, ...v.env } },
+      );
+      const secs = (performance.now() - t0) / 1000;
+      if (r.status !== 0) {
+        console.log(
+          `main job${v.label} failed (exit ${r.status}): ${r.stderr.trim().split('\n').slice(-3).join(' | ')}`,
+        );
+        continue;
+      }
+      const last = r.stdout.trim().split('\n').slice(-2).join(' | ');
+      console.log(
+        `main job${v.label} (node dist/cli.js train --steps ${mainSteps}${v.extra.map((x) => ` ${x}`).join('')}, the built dist of ${fs.statSync(cli).mtime.toISOString()}): ${secs.toFixed(0)} s end to end; ${last}`,
+      );
+    } finally {
+      fs.rmSync(runs, { recursive: true, force: true });
     }
-    const last = r.stdout.trim().split('\n').slice(-2).join(' | ');
-    console.log(
-      `main job (node dist/cli.js train --steps ${mainSteps}, the built dist of ${fs.statSync(cli).mtime.toISOString()}): ${secs.toFixed(0)} s end to end; ${last}`,
-    );
-  } finally {
-    fs.rmSync(runs, { recursive: true, force: true });
   }
 }
 

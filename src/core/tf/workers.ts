@@ -47,7 +47,9 @@ export class ComputeWorker {
     this.worker.on('error', () => {}); // reported through the port, or as a timeout
   }
 
+  /** Ask for one answer (the flag is lowered here: the worker raises it after posting, never before). */
   send(msg: object, transfer: ArrayBuffer[] = []): void {
+    Atomics.store(this.signal, 0, 0);
     this.port.postMessage(msg, transfer);
   }
 
@@ -56,10 +58,7 @@ export class ComputeWorker {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const got = receiveMessageOnPort(this.port);
-      if (got) {
-        Atomics.store(this.signal, 0, 0);
-        return got.message as T;
-      }
+      if (got) return got.message as T;
       const left = deadline - Date.now();
       if (left <= 0) return { kind: 'error', message: `no answer in ${Math.round(timeoutMs / 1000)} s` };
       Atomics.wait(this.signal, 0, 0, Math.min(left, 1000));

@@ -3,6 +3,7 @@
  * own tokens (no padding holes); each tick builds the attention inputs for the active rows only.
  */
 import * as tf from '@tensorflow/tfjs-core';
+import { filledTensor } from '../tf/fast-kernels.js';
 import { embed, layerNorm, matmulTransposed } from './layers.js';
 import type { TinyAgent } from './tinyagent.js';
 
@@ -20,9 +21,6 @@ export class KVCache {
    */
   private keys: Float32Array[][] = [];
   private vals: Float32Array[][] = [];
-  /** The step's key and value buffers, reused from step to step (their contents are uploaded). */
-  private kBuf = new Float32Array(0);
-  private vBuf = new Float32Array(0);
   /** Tokens cached per row. */
   readonly length: number[] = [];
 
@@ -88,14 +86,20 @@ export class KVCache {
         const [q, k, v] = m.qkv(l, h); // [A, C, H, dh]
         const kd = k.dataSync();
         const vd = v.dataSync();
-        const size = A * H * L * dh;
-        // wasm copies a tensor's values in; the cpu backend keeps the array: give it fresh ones.
-        if (this.kBuf.length < size || tf.getBackend() !== 'wasm') {
-          this.kBuf = new Float32Array(size);
-          this.vBuf = new Float32Array(size);
-        }
-        const kb = this.kBuf.subarray(0, size);
-        const vb = this.vBuf.subarray(0, size);
+        // The step's keys and values [A, H, L, dh], written where the backend keeps them: per row and
+        // head, positions 0 .. n - 1 from the cache, then zeros up to L (a shorter row's padding).
+        const fillFrom = (cache: Float32Array[][]) => (out: Float32Array) => {
+          for (let a = 0; a < A; a++) {
+            const src = cache[rows[a]][l];
+            const n = ends[a] * dh;
+            for (let hh = 0; hh < H; hh++) {
+              const from = hh * cap * dh;
+              const to = (a * H + hh) * L * dh;
+              out.set(src.subarray(from, from + n), to);
+              out.fill(0, to + n, to + L * dh);
+            }
+          }
+        };
         for (let a = 0; a < A; a++) {
           const K = this.keys[rows[a]][l];
           const V = this.vals[rows[a]][l];
@@ -108,24 +112,10 @@ export class KVCache {
               V.set(vd.subarray(src, src + dh), dst);
             }
           }
-          // Positions 0 .. n - 1 of each head, then zeros up to L (a shorter row's padding).
-          const n = ends[a] * dh;
-          for (let hh = 0; hh < H; hh++) {
-            const from = hh * cap * dh;
-            const to = (a * H + hh) * L * dh;
-            kb.set(K.subarray(from, from + n), to);
-            vb.set(V.subarray(from, from + n), to);
-            kb.fill(0, to + n, to + L * dh);
-            vb.fill(0, to + n, to + L * dh);
-          }
         }
-        const att = m.attendCached(
-          l,
-          q,
-          tf.tensor4d(kb, [A, H, L, dh]),
-          tf.tensor4d(vb, [A, H, L, dh]),
-          maskT as tf.Tensor4D,
-        );
+        const kt = filledTensor([A, H, L, dh], fillFrom(this.keys));
+        const vt = filledTensor([A, H, L, dh], fillFrom(this.vals));
+        const att = m.attendCached(l, q, kt as tf.Tensor4D, vt as tf.Tensor4D, maskT as tf.Tensor4D);
         x = tf.add(x, att);
         x = tf.add(x, m.mlpBlock(l, x));
       }

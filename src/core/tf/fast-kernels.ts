@@ -252,3 +252,29 @@ function batchMatMul(args: Parameters<tf.KernelFunc>[0]): tf.TensorInfo | tf.Ten
   }
   return { dataId: out.dataId, shape: [...outer, m, n], dtype: 'float32' };
 }
+
+/**
+ * A new float32 tensor whose values `fill` writes. On the wasm backend it writes straight into the
+ * tensor's memory in the backend's heap, saving the copy `tf.tensor(values)` makes (the sampler
+ * builds its attention keys and values this way every tick); elsewhere from a JS array. `fill` must
+ * write every value (the memory is not cleared) and must not call TF.js (the heap may move).
+ */
+export function filledTensor(shape: number[], fill: (values: Float32Array) => void): tf.Tensor {
+  const size = shape.reduce((a, b) => a * b, 1);
+  if (tf.getBackend() === 'wasm' && size > 0) {
+    const backend = tf.backend() as unknown as WasmBackend;
+    const memory = backend.wasm?.asm?.memory;
+    if (memory instanceof WebAssembly.Memory) {
+      const info = backend.makeOutput(shape, 'float32');
+      const offset = backend.dataIdMap.get(info.dataId)?.memoryOffset;
+      if (typeof offset === 'number') {
+        fill(new Float32Array(memory.buffer, offset, size));
+        return tf.engine().makeTensorFromTensorInfo(info);
+      }
+      tf.engine().makeTensorFromTensorInfo(info).dispose();
+    }
+  }
+  const values = new Float32Array(size);
+  fill(values);
+  return tf.tensor(values, shape, 'float32');
+}

@@ -7,9 +7,13 @@ import type { TinyAgent } from './tinyagent.js';
 
 /** Log-prob of each id under the logits: [B, T, V], [B, T] -> [B, T]. */
 export function selectedLogProbs(logits: tf.Tensor3D, ids: tf.Tensor2D): tf.Tensor2D {
+  return tf.tidy(() => pick(tf.logSoftmax(logits) as tf.Tensor3D, ids));
+}
+
+/** The entries of log-softmaxed logits [B, T, V] at ids [B, T]. */
+export function pick(logp: tf.Tensor3D, ids: tf.Tensor2D): tf.Tensor2D {
   return tf.tidy(() => {
-    const logp = tf.logSoftmax(logits);
-    const onehot = tf.oneHot(tf.cast(ids, 'int32'), logits.shape[2]);
+    const onehot = tf.oneHot(tf.cast(ids, 'int32'), logp.shape[2]);
     return tf.sum(tf.mul(logp, onehot), -1) as tf.Tensor2D;
   });
 }

@@ -3,7 +3,7 @@
  * `rlUpdate` takes a step with, and what each gradient worker computes on its share of the rows.
  */
 import * as tf from '@tensorflow/tfjs-core';
-import { selectedLogProbs } from '../model/logprobs.js';
+import { pick } from '../model/logprobs.js';
 import type { TinyAgent } from '../model/tinyagent.js';
 import type { LossMode } from './config.js';
 import { ppoClipLoss } from './loss.js';
@@ -53,13 +53,14 @@ export function pgGradients(policy: TinyAgent, rows: PgRows, opts: PgOptions): P
       // The episodes were sampled at this temperature and their log-probs recorded there: the
       // update takes its log-probs from the same tempered distribution, so the ratio starts at 1.
       const logits = opts.temperature === 1 ? raw : tf.div(raw, opts.temperature);
-      const logp = selectedLogProbs(logits as tf.Tensor3D, tf.slice(ids, [0, 1], [n, rows.T - 1]));
+      // One log-softmax for the loss's log-probs and the entropy diagnostic.
+      const lsm = tf.logSoftmax(logits) as tf.Tensor3D;
+      const logp = pick(lsm, tf.slice(ids, [0, 1], [n, rows.T - 1]));
       const terms = ppoClipLoss(logp, old, adv, mask, opts.clip, opts.lossMode, opts.denominator);
       // diagnostics: computed on the tape but not part of the loss, so they add no gradient
       diag.clipped = terms.clippedTokens.dataSync()[0];
       diag.kl = terms.klSum.dataSync()[0];
       diag.ent = tf.tidy(() => {
-        const lsm = tf.logSoftmax(logits);
         const ent = tf.neg(tf.sum(tf.mul(tf.exp(lsm), lsm), -1));
         return tf.sum(tf.mul(ent, mask)).dataSync()[0];
       });

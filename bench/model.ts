@@ -15,7 +15,8 @@
  * --python PATH, --torch-script PATH, --torch-threads 1,2, --grpo-steps N, --main-job (the README's
  * main job, `node dist/cli.js train --steps 40`, end to end from the built dist; --main-job-steps N
  * to try it shorter), --recipes (every recipe once from the built CLI, one seed, its full steps,
- * and the total; an hour or more), --recipe-steps N (shorter, to try the flag), --no-levers.
+ * and the total; an hour or more), --recipes-only (just that), --recipe-steps N (shorter, to try the
+ * flag), --no-levers.
  *
  * Levers: each TF.js workload also runs with the wasm backend's own kernels in the same rounds
  * (Episode Lab's SIMD kernels bypassed), so their gain is a ratio measured here, not elsewhere.
@@ -68,6 +69,7 @@ const { values: argv } = parseArgs({
     'main-job': { type: 'boolean', default: false },
     'main-job-steps': { type: 'string' },
     recipes: { type: 'boolean', default: false },
+    'recipes-only': { type: 'boolean', default: false },
     'recipe-steps': { type: 'string' },
     'no-levers': { type: 'boolean', default: false },
   },
@@ -227,6 +229,14 @@ function runTorch(t: Torch, threads: number): { runs: TorchRuns; info: Record<st
 
 async function main() {
   const info = await initBackend();
+  if (argv['recipes-only']) {
+    const cpus = os.cpus();
+    console.log(
+      `Episode Lab recipe timings, ${new Date().toISOString()}; ${cpus.length} cores (${cpus[0]?.model ?? 'unknown CPU'}), node ${process.version}; load average ${load()}; backend ${info.detail}; sampling on ${defaultThreads()} threads`,
+    );
+    recipes();
+    return;
+  }
   const tok = buildTokenizer(makeTasks('all'));
   // The side-by-side model has the reference's shape (the shipped tokenizer has a few tokens fewer).
   const V = REF_VOCAB;

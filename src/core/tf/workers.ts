@@ -84,14 +84,20 @@ let pool: Pool | null = null;
 const MAX_DEFAULT_THREADS = 4;
 
 /**
- * `EPISODE_LAB_THREADS`, when set: the most threads (this one included) any job may use; 0 or 1
- * means this thread only.
+ * `EPISODE_LAB_THREADS`, when set: the most threads (this one included) any job may use; 1 means
+ * this thread only. Anything but a whole number from 1 up is read as 1 (see `threadsSettingProblem`).
  */
 function threadCap(): number {
   const env = process.env.EPISODE_LAB_THREADS;
   if (env === undefined || env.trim() === '') return Number.POSITIVE_INFINITY;
-  const n = Number(env);
-  return Number.isFinite(n) && n >= 1 ? Math.floor(n) : 1;
+  return /^\s*[1-9]\d*\s*$/.test(env) ? Number(env) : 1;
+}
+
+/** What is wrong with EPISODE_LAB_THREADS, for the CLI to say, or null. */
+export function threadsSettingProblem(): string | null {
+  const env = process.env.EPISODE_LAB_THREADS;
+  if (env === undefined || env.trim() === '' || /^\s*[1-9]\d*\s*$/.test(env)) return null;
+  return `EPISODE_LAB_THREADS=${JSON.stringify(env)} is not a whole number from 1 up: using one thread (unset it to use the machine's cores)`;
 }
 
 /**

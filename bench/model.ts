@@ -322,6 +322,7 @@ async function main() {
       const logits = cache.step(rows, chunks);
       chunks = rows.map((r) => [sampleNext(logits, r * V, V, 1, sampler).id]);
     }
+    cache.close();
   };
 
   const tfjs: Record<Key, () => void> = {

@@ -35,6 +35,13 @@ export class KVCache {
     }
   }
 
+  /** Free the rows' keys and values. */
+  close(): void {
+    this.keys = [];
+    this.vals = [];
+    this.length.length = 0;
+  }
+
   /** Forget a row's tokens (to reuse it for a new sequence). */
   reset(r: number): void {
     this.row(r);

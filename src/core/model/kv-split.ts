@@ -14,9 +14,11 @@ import { flatWeights } from './flat-params.js';
 import { KVCache, type KVPad } from './kv-cache.js';
 import type { ModelConfig, TinyAgent } from './tinyagent.js';
 
+/** Each split cache has an id: a worker holds one cache per id until `kv-close` (which has no answer). */
 export type KvJob =
-  | { kind: 'kv-open'; config: ModelConfig; weights: Float32Array; fastKernels: boolean }
-  | { kind: 'kv-step'; rows: number[]; chunks: number[][]; reset: number[]; pad: KVPad };
+  | { kind: 'kv-open'; id: number; config: ModelConfig; weights: Float32Array; fastKernels: boolean }
+  | { kind: 'kv-step'; id: number; rows: number[]; chunks: number[][]; reset: number[]; pad: KVPad }
+  | { kind: 'kv-close'; id: number };
 
 export type KvReply = { kind: 'kv-open' } | { kind: 'kv-step'; logits: Float32Array };
 
@@ -24,7 +26,11 @@ export type KvReply = { kind: 'kv-open' } | { kind: 'kv-step'; logits: Float32Ar
 export interface TokenCache {
   reset(r: number): void;
   step(rows: readonly number[], chunks: readonly (readonly number[])[]): Float32Array;
+  /** Free what the cache holds (in other threads too); it is not used after. */
+  close(): void;
 }
+
+let nextId = 1;
 
 function expect<T extends { kind: string }>(w: ComputeWorker, kind: T['kind']): T {
   const r = w.receive<T>();
@@ -49,6 +55,7 @@ export function makeTokenCache(model: TinyAgent, nRows: number, threads: number)
 }
 
 class SplitKVCache implements TokenCache {
+  private readonly id = nextId++;
   private readonly local: KVCache;
   /** First row of each part, and the end. */
   private readonly bounds: number[];
@@ -66,7 +73,13 @@ class SplitKVCache implements TokenCache {
     this.resets = workers.map(() => []);
     this.local = new KVCache(model);
     const weights = flatWeights(model);
-    const open: KvJob = { kind: 'kv-open', config: model.config, weights, fastKernels: fastKernelsActive() };
+    const open: KvJob = {
+      kind: 'kv-open',
+      id: this.id,
+      config: model.config,
+      weights,
+      fastKernels: fastKernelsActive(),
+    };
     for (const w of workers) w.send(open);
     for (const w of workers) expect(w, 'kv-open');
   }
@@ -75,6 +88,10 @@ class SplitKVCache implements TokenCache {
     let p = 0;
     while (r >= this.bounds[p + 1]) p++;
     return p;
+  }
+
+  close(): void {
+    for (const w of this.workers) w.post({ kind: 'kv-close', id: this.id } satisfies KvJob);
   }
 
   reset(r: number): void {
@@ -101,6 +118,7 @@ class SplitKVCache implements TokenCache {
       if (mine[p].length === 0) continue;
       const job: KvJob = {
         kind: 'kv-step',
+        id: this.id,
         rows: mine[p].map((i) => rows[i] - this.bounds[p]),
         chunks: mine[p].map((i) => [...chunks[i]]),
         reset: this.resets[p - 1].splice(0),

@@ -99,35 +99,41 @@ export function lockstepRollout(
   const current = episodes.map(() => ({ ids: [] as number[], logps: [] as number[] }));
   const calls: SampledCall[] = [];
   let active = episodes.map((_, i) => i).filter((i) => !episodes[i].done);
-  while (active.length) {
-    const chunks = active.map((b) => {
-      if (current[b].ids.length > 0) return current[b].ids.slice(-1);
-      // A new call starts: fix its view, and reuse the cache if the view extends it.
-      const ep = episodes[b];
-      const v = viewOf ? viewOf(ep) : { ids: ep.ids.slice(), owner: ep.owner.slice(), turn: ep.turn.slice() };
-      views[b] = v;
-      const h = held[b];
-      if (h.length > v.ids.length || h.some((x, i) => v.ids[i] !== x)) {
-        cache.reset(b);
-        held[b] = [];
-      }
-      return v.ids.slice(held[b].length);
-    });
-    const logits = cache.step(active, chunks);
-    active.forEach((b, a) => {
-      held[b].push(...chunks[a]);
-      const { id, logp } = sampleNext(logits, a * V, V, temperature, rng);
-      const call = current[b];
-      call.ids.push(id);
-      call.logps.push(logp);
-      if (id === tok.callEndId || call.ids.length === MAX_CALL_TOKENS) {
+  try {
+    while (active.length) {
+      const chunks = active.map((b) => {
+        if (current[b].ids.length > 0) return current[b].ids.slice(-1);
+        // A new call starts: fix its view, and reuse the cache if the view extends it.
         const ep = episodes[b];
-        calls.push({ episode: b, call: ep.nCalls, view: views[b], ids: call.ids, logps: call.logps });
-        ep.act(call.ids, call.logps);
-        current[b] = { ids: [], logps: [] };
-      }
-    });
-    active = active.filter((b) => !episodes[b].done);
+        const v = viewOf
+          ? viewOf(ep)
+          : { ids: ep.ids.slice(), owner: ep.owner.slice(), turn: ep.turn.slice() };
+        views[b] = v;
+        const h = held[b];
+        if (h.length > v.ids.length || h.some((x, i) => v.ids[i] !== x)) {
+          cache.reset(b);
+          held[b] = [];
+        }
+        return v.ids.slice(held[b].length);
+      });
+      const logits = cache.step(active, chunks);
+      active.forEach((b, a) => {
+        held[b].push(...chunks[a]);
+        const { id, logp } = sampleNext(logits, a * V, V, temperature, rng);
+        const call = current[b];
+        call.ids.push(id);
+        call.logps.push(logp);
+        if (id === tok.callEndId || call.ids.length === MAX_CALL_TOKENS) {
+          const ep = episodes[b];
+          calls.push({ episode: b, call: ep.nCalls, view: views[b], ids: call.ids, logps: call.logps });
+          ep.act(call.ids, call.logps);
+          current[b] = { ids: [], logps: [] };
+        }
+      });
+      active = active.filter((b) => !episodes[b].done);
+    }
+  } finally {
+    cache.close();
   }
   return { trajs: episodes.map(makeTrajectory), calls };
 }

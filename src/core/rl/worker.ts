@@ -31,7 +31,8 @@ function reply(msg: Reply, transfer: ArrayBuffer[] = []): void {
 
 let model: TinyAgent | null = null;
 let modelKey = '';
-let cache: KVCache | null = null;
+/** The split caches this worker holds a block of, by id, each with its own copy of its model. */
+const caches = new Map<number, KVCache>();
 
 /** The worker's model with these weights. */
 function withWeights(config: ModelConfig, weights: Float32Array): TinyAgent {
@@ -58,13 +59,21 @@ function gradient(job: GradJob): void {
 }
 
 function kv(job: KvJob): void {
+  if (job.kind === 'kv-close') {
+    const cache = caches.get(job.id);
+    cache?.close();
+    cache?.model.dispose();
+    caches.delete(job.id);
+    return; // no answer
+  }
   if (job.kind === 'kv-open') {
-    cache = new KVCache(withWeights(job.config, job.weights));
+    caches.set(job.id, new KVCache(new TinyAgent(job.config, unpackParameters(job.config, job.weights))));
     setFastKernels(job.fastKernels);
     reply({ kind: 'kv-open' });
     return;
   }
-  if (!cache) throw new Error('a KV step before kv-open');
+  const cache = caches.get(job.id);
+  if (!cache) throw new Error(`a KV step for cache ${job.id}, which this worker does not hold`);
   for (const r of job.reset) cache.reset(r);
   const logits = cache.step(job.rows, job.chunks, job.pad);
   reply({ kind: 'kv-step', logits }, [logits.buffer as ArrayBuffer]);

@@ -53,6 +53,11 @@ export class ComputeWorker {
     this.port.postMessage(msg, transfer);
   }
 
+  /** A message that has no answer. */
+  post(msg: object): void {
+    this.port.postMessage(msg);
+  }
+
   /** Wait for the worker's next answer. */
   receive<T>(timeoutMs = JOB_TIMEOUT_MS): T | WorkerFailure {
     const deadline = Date.now() + timeoutMs;

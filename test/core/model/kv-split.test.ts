@@ -5,6 +5,7 @@ import {
   closeComputeWorkers,
   computeDetail,
   contextRolloutBatch,
+  defaultModelConfig,
   initBackend,
   KVCache,
   loadCheckpoint,
@@ -15,6 +16,7 @@ import {
   randomizeNames,
   rolloutBatch,
   type Task,
+  TinyAgent,
 } from '../../../src/core/index.js';
 import { tok } from '../../fixtures.js';
 
@@ -56,6 +58,23 @@ describe('the KV cache split across threads', () => {
       assert.deepEqual(split.step(rows, chunks), one.step(rows, chunks), `tick ${tick}`);
     }
     model.dispose();
+  });
+
+  it('two split caches of two models, used in turn, each give their own logits', () => {
+    const base = loadCheckpoint(baseCheckpointDir(), tok);
+    const other = TinyAgent.create(defaultModelConfig(tok.size), 9);
+    const rng = new Rng(6);
+    const pairs = [base, other].map((m) => ({ one: new KVCache(m), split: makeTokenCache(m, 16, 2) }));
+    assert.ok(pairs.every((p) => !(p.split instanceof KVCache)));
+    for (let tick = 0; tick < 6; tick++)
+      for (const p of pairs) {
+        const rows = Array.from({ length: 16 }, (_, r) => r);
+        const chunks = rows.map(() => Array.from({ length: tick ? 1 : 5 }, () => rng.int(tok.size)));
+        assert.deepEqual(p.split.step(rows, chunks), p.one.step(rows, chunks), `tick ${tick}`);
+      }
+    for (const p of pairs) p.split.close();
+    base.dispose();
+    other.dispose();
   });
 
   for (const threads of [2, 3])

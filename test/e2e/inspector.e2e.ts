@@ -13,7 +13,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { type Browser, chromium, type Frame, type Page } from 'playwright-core';
+import { type Browser, chromium, type Frame, type Locator, type Page } from 'playwright-core';
 
 const E2E = __dirname;
 const ROOT = path.resolve(E2E, '..', '..');
@@ -177,13 +177,26 @@ async function pickRow(page: Page, title: string, label: string): Promise<void> 
   await page.keyboard.press('Enter');
 }
 
+/**
+ * Click a row of a VS Code tree. The pointer first leaves the tree: VS Code shows a row's tooltip
+ * where the pointer rests (the previous click's row), and that tooltip can cover the next row.
+ */
+async function clickTreeRow(page: Page, row: Locator): Promise<void> {
+  await page.mouse.move(5, 5);
+  await page
+    .locator('.context-view .hover-contents')
+    .waitFor({ state: 'hidden', timeout: 5_000 })
+    .catch(() => {});
+  await row.click();
+}
+
 /** Open the trained run's 5-turn episode from the run explorer (Open Run expands it). */
 async function openTrainedEpisode(page: Page): Promise<Frame> {
   await runCommand(page, 'Episode Lab: Open Run');
   await pickRow(page, 'Open a run', 'e2e');
   const row = page.locator('.monaco-list-row[aria-label^="episode 3, step 0,"]');
   await row.waitFor({ timeout: 15_000 });
-  await row.click();
+  await clickTreeRow(page, row);
   const frame = await webviewFrame(page, 'inspector');
   await frame.locator('#app[data-credit="ready"]').waitFor({ timeout: 30_000 });
   return frame;
@@ -372,7 +385,7 @@ test('Episode Lab in code-server: sample, explore, inspect, debug the mask', {
     );
     say('dashboard drawn; pass-rate plot exported as SVG');
     // Collapse the trained run in the explorer (its rows would match the next episode's).
-    await page.locator('.monaco-list-row[aria-level="1"]', { hasText: 'e2e' }).first().click();
+    await clickTreeRow(page, page.locator('.monaco-list-row[aria-level="1"]', { hasText: 'e2e' }).first());
 
     // 4. Sample episodes from the command palette (first choice: scripted oracle; 32 episodes).
     await runCommand(page, 'Episode Lab: Sample Episodes');
@@ -415,7 +428,7 @@ test('Episode Lab in code-server: sample, explore, inspect, debug the mask', {
     // 5. The run explorer shows the run with its steps and episodes: open episode 0 of step 0.
     const episodeRow = page.locator('.monaco-list-row[aria-label^="episode 0, step 0,"]');
     await episodeRow.waitFor({ timeout: 15_000 });
-    await episodeRow.click();
+    await clickTreeRow(page, episodeRow);
     frame = await webviewFrame(page, 'inspector');
     await frame.locator('.strip .chip').first().waitFor({ timeout: 30_000 });
     await frame.locator('.header, h1', { hasText: runs[0] }).first().waitFor({ timeout: 30_000 });

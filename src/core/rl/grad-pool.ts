@@ -11,7 +11,7 @@
  * the same. The update stays synchronous (see tf/workers.ts).
  */
 import * as tf from '@tensorflow/tfjs-core';
-import { flatWeights } from '../model/flat-params.js';
+import { flatWeights, unpackParameters } from '../model/flat-params.js';
 import type { TinyAgent } from '../model/tinyagent.js';
 import { fastKernelsActive } from '../tf/fast-kernels.js';
 import { closeComputeWorkers, computeWorkers } from '../tf/workers.js';
@@ -70,7 +70,6 @@ export function splitPgGradients(
   const bounds = splitRows(lengths, parts);
   const pieces = bounds.slice(0, -1).map((from, i) => slice(rows, from, bounds[i + 1], lengths));
   const workers = pieces.length > 1 ? computeWorkers(pieces.length - 1) : [];
-  const names = [...policy.params.keys()];
   const remote = pieces.slice(1).map((_, i) => workers[i] ?? null);
   if (remote.some((w) => w)) {
     const weights = flatWeights(policy);
@@ -98,11 +97,9 @@ export function splitPgGradients(
       return;
     }
     const grads: tf.NamedTensorMap = {};
-    let off = 0;
-    for (const name of names) {
+    for (const [name, values] of unpackParameters(policy.config, r.grads)) {
       const v = policy.p(name);
-      grads[v.name] = tf.tensor(r.grads.subarray(off, off + v.size), v.shape, 'float32');
-      off += v.size;
+      grads[v.name] = tf.tensor(values, v.shape, 'float32');
     }
     results.push({ grads, loss: r.loss, clipped: r.clipped, kl: r.kl, ent: r.ent });
   });

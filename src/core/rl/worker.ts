@@ -50,8 +50,7 @@ function gradient(job: GradJob): void {
   const m = withWeights(job.config, job.weights);
   setFastKernels(job.fastKernels);
   const r = pgGradients(m, job.rows, job.opts);
-  const byName = new Map([...m.params.keys()].map((name) => [name, r.grads[m.p(name).name]]));
-  const grads = packParameters(job.config, (name) => byName.get(name)!.dataSync() as Float32Array);
+  const grads = packParameters(job.config, (name) => r.grads[m.p(name).name].dataSync() as Float32Array);
   for (const g of Object.values(r.grads)) g.dispose();
   reply({ kind: 'grad', grads, loss: r.loss, clipped: r.clipped, kl: r.kl, ent: r.ent }, [
     grads.buffer as ArrayBuffer,

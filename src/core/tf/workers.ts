@@ -77,10 +77,8 @@ export class ComputeWorker {
 
 interface Pool {
   workers: ComputeWorker[];
-  /** One line: where the parts run. */
-  detail: string;
-  /** Set when threads cannot start: later calls do not try again. */
-  failed: boolean;
+  /** Why no thread could start (later calls do not try again), or null. */
+  failure: string | null;
 }
 
 let pool: Pool | null = null;
@@ -125,13 +123,9 @@ export function computeWorkers(n: number): ComputeWorker[] {
 }
 
 function ensurePool(n: number): Pool {
-  if (pool && (pool.failed || pool.workers.length >= n)) return pool;
+  if (pool && (pool.failure || pool.workers.length >= n)) return pool;
   const none = (why: string): Pool => {
-    pool = {
-      workers: [],
-      detail: `no worker threads (${why}): parts run one after another in this thread`,
-      failed: true,
-    };
+    pool = { workers: [], failure: why };
     return pool;
   };
   const script = workerScript();
@@ -148,11 +142,7 @@ function ensurePool(n: number): Pool {
     }
   }
   workers.push(...started);
-  pool = {
-    workers,
-    detail: `${workers.length} worker thread${workers.length === 1 ? '' : 's'} beside this one`,
-    failed: false,
-  };
+  pool = { workers, failure: null };
   return pool;
 }
 
@@ -161,7 +151,7 @@ export function computeDetail(parts: number): string {
   if (parts <= 1) return 'one part: this thread';
   const n = computeWorkers(parts - 1).length;
   if (n === parts - 1) return `${n} worker thread${n === 1 ? '' : 's'} beside this one`;
-  if (pool?.failed) return pool.detail;
+  if (pool?.failure) return `no worker threads (${pool.failure}): parts run one after another in this thread`;
   return `${n} worker thread${n === 1 ? '' : 's'} beside this one (EPISODE_LAB_THREADS=${process.env.EPISODE_LAB_THREADS}): the other parts run one after another in this thread`;
 }
 

@@ -47,7 +47,7 @@ function coreLayer(file: string): string {
 const CORE_ORDER = [
   ['rng', 'suggest', 'schema', 'paths', 'tf', 'durable'],
   ['gym'],
-  ['rollouts', 'browse'],
+  ['dumps', 'browse'],
   ['model'],
   ['context'],
   ['rl'],

@@ -14,8 +14,8 @@ import {
   policyLabel,
 } from '../src/protocol/webview.js';
 import { mostCalls } from './context.js';
+import { type DumpModel, renderDumpDetail, renderDumpPage } from './dump.js';
 import { renderInspector } from './page.js';
-import { type RolloutModel, renderRolloutDetail, renderRolloutPage } from './rollout.js';
 import { renderDetail } from './strip.js';
 import { registerToolkit } from './toolkit.js';
 import { currentView, idleJob, type ViewModel } from './view-model.js';
@@ -60,8 +60,8 @@ export function startInspector(app: HTMLElement): void {
     retrainCancelled: null,
     pinned: saved?.pinned ?? null,
   };
-  /** A real trainer's rollout sample, when one is shown (instead of an episode of ours). */
-  let rollout: RolloutModel | null = null;
+  /** A real trainer's dump sample, when one is shown (instead of an episode of ours). */
+  let dump: DumpModel | null = null;
   let requestId = 0;
   /** The request each analysis is waiting for (a later request makes an earlier answer stale). */
   const waiting = { mask: -1, credit: -1, rerun: -1, evaluate: -1, retrain: -1 };
@@ -195,9 +195,9 @@ export function startInspector(app: HTMLElement): void {
   }
 
   function showDetail(i: number): void {
-    if (rollout) {
+    if (dump) {
       focused = i;
-      app.querySelector('.detail-box')?.replaceChildren(renderRolloutDetail(document, rollout.view, i));
+      app.querySelector('.detail-box')?.replaceChildren(renderDumpDetail(document, dump.view, i));
       return;
     }
     if (!vm.episode) return;
@@ -209,17 +209,17 @@ export function startInspector(app: HTMLElement): void {
       );
   }
 
-  function renderRollout(r: RolloutModel): void {
+  function renderDump(r: DumpModel): void {
     const scroll = window.scrollY;
     app.replaceChildren(
-      renderRolloutPage(
+      renderDumpPage(
         document,
         r,
         {
-          onNavigate: (direction, rule) => vscode.postMessage({ type: 'rolloutNav', direction, rule }),
+          onNavigate: (direction, rule) => vscode.postMessage({ type: 'dumpNav', direction, rule }),
           onWalk: (direction) => vscode.postMessage({ type: 'walk', direction }),
           onPin: (pin) => {
-            if (rollout) rollout.pinned = pin ? { view: rollout.view, title: rollout.title } : null;
+            if (dump) dump.pinned = pin ? { view: dump.view, title: dump.title } : null;
             render();
           },
           onOpenBeside: () => vscode.postMessage({ type: 'openBeside' }),
@@ -227,15 +227,15 @@ export function startInspector(app: HTMLElement): void {
         showToken,
       ),
     );
-    app.dataset.state = 'rollout';
+    app.dataset.state = 'dump';
     app.dataset.findings = String(r.view.findings.length);
     if (focused < r.view.ids.length) showDetail(focused);
     window.scrollTo(0, scroll);
   }
 
   function render(): void {
-    if (rollout) {
-      renderRollout(rollout);
+    if (dump) {
+      renderDump(dump);
       return;
     }
     const keepFocus =
@@ -282,7 +282,7 @@ export function startInspector(app: HTMLElement): void {
   });
   app.addEventListener('keydown', (e) => {
     const chip = chipOf(e);
-    const T = rollout ? rollout.view.ids.length : vm.episode?.ids.length;
+    const T = dump ? dump.view.ids.length : vm.episode?.ids.length;
     if (!chip || T === undefined) return;
     const i = Number(chip.dataset.i);
     const step: Record<string, number> = {
@@ -311,21 +311,21 @@ export function startInspector(app: HTMLElement): void {
       return;
     }
     const m = parsed.value;
-    if (m.type === 'showRollout') {
-      const same = rollout?.view.record === m.view.record && rollout?.summary.file === m.summary.file;
-      rollout = {
+    if (m.type === 'showDump') {
+      const same = dump?.view.record === m.view.record && dump?.summary.file === m.summary.file;
+      dump = {
         title: m.title,
         summary: m.summary,
         view: m.view,
         sample: m.sample,
         samples: m.samples,
-        pinned: rollout?.pinned ?? null,
+        pinned: dump?.pinned ?? null,
       };
       if (!same) focused = 0;
       render();
       return;
     }
-    if (m.type === 'show') rollout = null;
+    if (m.type === 'show') dump = null;
     switch (m.type) {
       case 'show': {
         const same =

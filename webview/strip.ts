@@ -166,7 +166,7 @@ export interface StripOptions {
   flags?: ReadonlyMap<number, string> | null;
 }
 
-/** What the strip reads of an episode (our trajectories and imported rollouts alike). */
+/** What the strip reads of an episode (our trajectories and imported dumps alike). */
 export type StripEpisode = Pick<TrajectoryJSON, 'tokens' | 'turn' | 'owner' | 'actionMask'>;
 
 /** The heat bucket (-3..3) of an advantage, relative to the largest magnitude shown. */

@@ -1,5 +1,5 @@
 /**
- * The episode table webview: receives a run's (or a rollout file's) table, filters and sorts it as
+ * The episode table webview: receives a run's (or a dump file's) table, filters and sorts it as
  * the user types, draws the rows in view, opens a row in the inspector (click or Enter) and tells
  * the host the filtered order so the inspector's next/previous walk it. The query, the sort and the
  * selection survive hiding and a window reload (webview state).

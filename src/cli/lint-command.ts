@@ -1,15 +1,15 @@
-/** `episode-lab lint`: find loss-mask bugs in real trainers' rollout files. */
+/** `episode-lab lint`: find loss-mask bugs in real trainers' dump files. */
 import {
+  type DumpTokenizer,
   describeRejection,
   type Finding,
   findTokenizerBeside,
   lintFile,
   loadTokenizerDir,
-  type RolloutTokenizer,
   RULE_IDS,
   RULES,
   type RuleId,
-} from '../core/rollouts/index.js';
+} from '../core/dumps/index.js';
 import { type Command, type OptionValues, suggest, UsageError } from './args.js';
 
 export const LINT_FORMATS = ['auto', 'nemo-rl', 'prime-rl', 'episode-lab', 'jsonl'] as const;
@@ -56,7 +56,7 @@ interface FileReport {
 export const lintCommand: Command = {
   name: 'lint',
   summary:
-    "Find loss-mask bugs in rollout files (NeMo-RL, prime-rl, Episode Lab, token-level JSONL) with the model's tokenizer.",
+    "Find loss-mask bugs in dump files (NeMo-RL, prime-rl, Episode Lab, token-level JSONL) with the model's tokenizer.",
   usage:
     'FILE... [--tokenizer DIR] [--format auto|nemo-rl|prime-rl|episode-lab|jsonl] [--rules a,b] [--json]',
   positionals: ['FILE...'],
@@ -86,9 +86,9 @@ export async function runLint(
   files: string[],
   io: LintIO = { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) },
 ): Promise<number> {
-  if (files.length === 0) throw new UsageError('give one or more rollout files (JSONL); see --help');
+  if (files.length === 0) throw new UsageError('give one or more dump files (JSONL); see --help');
   const rules = parseRules(o.rules as string | undefined);
-  let given: RolloutTokenizer | undefined;
+  let given: DumpTokenizer | undefined;
   if (o.tokenizer) {
     const t = loadTokenizerDir(o.tokenizer as string);
     if (!t.ok) throw new UsageError(`--tokenizer: ${t.error}`);

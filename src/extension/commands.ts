@@ -109,7 +109,7 @@ export class Commands {
     private readonly trainer: TrainerClient,
     private readonly tree: RunTreeProvider,
     private readonly treeView: vscode.TreeView<Node>,
-    private readonly inspector: Pick<Inspectors, 'isOpen' | 'show' | 'showRollout'>,
+    private readonly inspector: Pick<Inspectors, 'isOpen' | 'show' | 'showDump'>,
     private readonly dashboard: Dashboard,
     private readonly output: vscode.OutputChannel,
     private readonly table: Pick<EpisodeTablePanel, 'show'>,
@@ -559,14 +559,14 @@ export class Commands {
     await this.openEpisodeEntry(dir, entry);
   }
 
-  /** Open a run's episodes or an opened rollout file's records in the episode table. */
+  /** Open a run's episodes or an opened dump file's records in the episode table. */
   async browseEpisodes(n?: Node): Promise<void> {
     if (n?.kind === 'run') return this.table.show({ kind: 'run', id: n.dir });
-    if (n?.kind === 'rolloutFile') return this.table.show({ kind: 'file', id: n.file });
+    if (n?.kind === 'dumpFile') return this.table.show({ kind: 'file', id: n.file });
     await this.tree.refresh();
     const root = Commands.runsRoot();
     const items = [
-      ...this.tree.rollouts
+      ...this.tree.dumps
         .list()
         .filter((r) => r.summary)
         .map((r) => ({
@@ -582,7 +582,7 @@ export class Commands {
     ];
     if (!items.length) {
       void vscode.window.showInformationMessage(
-        'Episode Lab: no runs or rollout files yet: sample, train, or open a rollout file.',
+        'Episode Lab: no runs or dump files yet: sample, train, or open a dump file.',
       );
       return;
     }
@@ -607,15 +607,15 @@ export class Commands {
   }
 
   /**
-   * Open a real trainer's rollout file: lint and index it in the trainer process (progress,
+   * Open a real trainer's dump file: lint and index it in the trainer process (progress,
    * cancel), list it in the run explorer, and show its first record with findings (else the first).
    * `uri` comes from the explorer's context menu; without it, a file dialog asks.
    */
-  async openRolloutFile(uri?: vscode.Uri): Promise<void> {
+  async openDumpFile(uri?: vscode.Uri): Promise<void> {
     let file = uri?.fsPath;
     if (!file) {
       const picked = await vscode.window.showOpenDialog({
-        title: 'Open a rollout file (NeMo-RL, prime-rl, Episode Lab, token-level JSONL)',
+        title: 'Open a dump file (NeMo-RL, prime-rl, Episode Lab, token-level JSONL)',
         canSelectMany: false,
         filters: { 'JSON lines': ['jsonl'], 'All files': ['*'] },
       });
@@ -624,21 +624,21 @@ export class Commands {
     if (!file) return;
     const setting = vscode.workspace.getConfiguration('episodeLab').get<string>('tokenizer') ?? '';
     const tokenizer = setting.trim() === '' ? null : setting.trim();
-    const opened = this.tree.rollouts.open({ file, tokenizer });
-    this.tree.rolloutsChanged();
+    const opened = this.tree.dumps.open({ file, tokenizer });
+    this.tree.dumpsChanged();
     const name = path.basename(file);
     // First index it (fast) and show its first record; then lint it whole, with progress.
     try {
       const quick = await (
-        await this.trainer.start({ kind: 'rolloutOpen', file, tokenizer, format: 'auto', lint: false })
+        await this.trainer.start({ kind: 'dumpOpen', file, tokenizer, format: 'auto', lint: false })
       ).result;
       opened.summary = quick;
-      this.tree.rolloutsChanged();
+      this.tree.dumpsChanged();
       const first = quick.lengths.findIndex((n) => n > 0);
-      if (first >= 0) void this.inspector.showRollout(opened.ref, quick, first);
+      if (first >= 0) void this.inspector.showDump(opened.ref, quick, first);
     } catch (e) {
       opened.error = (e as Error).message;
-      this.tree.rolloutsChanged();
+      this.tree.dumpsChanged();
       this.log(`${name}: ${opened.error}`);
       void vscode.window.showErrorMessage(`Episode Lab: ${opened.error}`);
       return;
@@ -653,7 +653,7 @@ export class Commands {
         let last = 0;
         try {
           const running = await this.trainer.start(
-            { kind: 'rolloutOpen', file, tokenizer, format: 'auto', lint: true },
+            { kind: 'dumpOpen', file, tokenizer, format: 'auto', lint: true },
             {
               onProgress: (step, total, message) => {
                 const pct = (100 * step) / Math.max(total, 1);
@@ -671,11 +671,11 @@ export class Commands {
             `${name}: ${summary.format}, ${summary.records} records, ${total} findings${summary.cancelled ? ' (cancelled: the part read so far)' : ''}; tokenizer ${summary.tokenizer ?? 'none'}`,
           );
           for (const note of summary.notes) this.log(`${name}: ${note}`);
-          this.tree.rolloutsChanged();
+          this.tree.dumpsChanged();
           // Show the first record with findings (the inspector shows the file's findings now).
           const first = summary.findingsPerRecord.findIndex((n) => n > 0);
           const record = first >= 0 ? first : summary.lengths.findIndex((n) => n > 0);
-          if (record >= 0) await this.inspector.showRollout(opened.ref, summary, record);
+          if (record >= 0) await this.inspector.showDump(opened.ref, summary, record);
         } catch (e) {
           const message = (e as Error).message;
           this.log(`${name}: ${message}`);
@@ -685,12 +685,12 @@ export class Commands {
     );
   }
 
-  /** Open one record of an opened rollout file (from the run explorer). */
+  /** Open one record of an opened dump file (from the run explorer). */
   async openRecord(n?: Node): Promise<void> {
-    if (n?.kind !== 'rolloutRecord') return;
-    const opened = this.tree.rollouts.get(n.file);
+    if (n?.kind !== 'dumpRecord') return;
+    const opened = this.tree.dumps.get(n.file);
     if (!opened?.summary) return;
-    await this.inspector.showRollout(opened.ref, opened.summary, n.record);
+    await this.inspector.showDump(opened.ref, opened.summary, n.record);
   }
 
   async cancelRun(): Promise<void> {

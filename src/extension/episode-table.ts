@@ -1,14 +1,14 @@
 /**
  * The episode table panel (one at a time): a run's episodes (read in the trainer process) or a
- * rollout file's records, filtered and sorted in the webview. Opening a row shows it in the
+ * dump file's records, filtered and sorted in the webview. Opening a row shows it in the
  * inspector beside; the filtered order is kept here so that the inspector's next/previous walk it.
  * A serializer restores the table after a window reload, for a folder in the workspace's runs or a
- * rollout file opened in this window.
+ * dump file opened in this window.
  */
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { type EpisodeTable, emptyTable, pushRow } from '../core/browse/episode-table.js';
-import type { RolloutFileSummary } from '../core/rollouts/view.js';
+import type { DumpFileSummary } from '../core/dumps/view.js';
 import {
   type FromTable,
   parseFromTable,
@@ -21,8 +21,8 @@ import { PanelSlot, panelOptions } from './webview-panel.js';
 
 export const TABLE_VIEW_TYPE = 'episodeLab.episodes';
 
-/** The records of a rollout file as table rows: the record number and the rules found in it. */
-export function fileTable(s: RolloutFileSummary): EpisodeTable {
+/** The records of a dump file as table rows: the record number and the rules found in it. */
+export function fileTable(s: DumpFileSummary): EpisodeTable {
   const rules = new Map<number, string[]>();
   for (const r of s.rules) for (const rec of r.records) rules.set(rec, [...(rules.get(rec) ?? []), r.rule]);
   const t = emptyTable();
@@ -50,10 +50,10 @@ export function fileTable(s: RolloutFileSummary): EpisodeTable {
 }
 
 export interface TableHooks {
-  /** Open a row: an episode of a run (`step:index`) or a record of a rollout file. */
+  /** Open a row: an episode of a run (`step:index`) or a record of a dump file. */
   open(source: TableSource, key: string): Promise<void>;
-  /** The summary of an opened rollout file (null: not opened in this window). */
-  rolloutSummary(file: string): RolloutFileSummary | null;
+  /** The summary of an opened dump file (null: not opened in this window). */
+  dumpSummary(file: string): DumpFileSummary | null;
   /** Is this folder one the table may read (inside the workspace's runs)? */
   allowedRun(dir: string): boolean;
 }
@@ -89,7 +89,7 @@ export class EpisodeTablePanel implements vscode.Disposable {
   /** A query to send with the next table (then forgotten). */
   private query: string | undefined;
 
-  /** Show a run's episodes or a rollout file's records, optionally filtered by a query. */
+  /** Show a run's episodes or a dump file's records, optionally filtered by a query. */
   show(source: TableSource, query?: string): void {
     this.source = source;
     this.query = query;
@@ -115,7 +115,7 @@ export class EpisodeTablePanel implements vscode.Disposable {
       s !== null &&
       (s.source.kind === 'run'
         ? this.hooks.allowedRun(s.source.id)
-        : this.hooks.rolloutSummary(s.source.id) !== null);
+        : this.hooks.dumpSummary(s.source.id) !== null);
     if (state !== undefined && !ok)
       this.log(
         'episode table: the saved table is not in this workspace (or its file is not open); opening empty',
@@ -147,8 +147,8 @@ export class EpisodeTablePanel implements vscode.Disposable {
         table = r.table;
         notes = r.warnings;
       } else {
-        const s = this.hooks.rolloutSummary(source.id);
-        if (!s) throw new Error(`${source.id} is not open: open it with Episode Lab: Open Rollout File…`);
+        const s = this.hooks.dumpSummary(source.id);
+        if (!s) throw new Error(`${source.id} is not open: open it with Episode Lab: Open Trainer Dump…`);
         table = fileTable(s);
         notes = s.notes;
       }

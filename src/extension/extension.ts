@@ -49,11 +49,11 @@ export function activate(context: vscode.ExtensionContext): void {
         const [step, index] = key.split(':').map(Number);
         await commands.openRunEpisode(source.id, step, index);
       } else {
-        const opened = tree.rollouts.get(source.id);
-        if (opened?.summary) await inspector.showRollout(opened.ref, opened.summary, Number(key));
+        const opened = tree.dumps.get(source.id);
+        if (opened?.summary) await inspector.showDump(opened.ref, opened.summary, Number(key));
       }
     },
-    rolloutSummary: (file) => tree.rollouts.get(file)?.summary ?? null,
+    dumpSummary: (file) => tree.dumps.get(file)?.summary ?? null,
     allowedRun: (dir) => {
       const root = Commands.runsRoot();
       return isInside(root, dir) && path.resolve(dir) !== path.resolve(root ?? '');
@@ -95,8 +95,8 @@ export function activate(context: vscode.ExtensionContext): void {
     register('episodeLab.browseEpisodes', (n?: Parameters<Commands['browseEpisodes']>[0]) =>
       commands.browseEpisodes(n),
     ),
-    register('episodeLab.openRolloutFile', (uri?: vscode.Uri) => commands.openRolloutFile(uri)),
-    register('episodeLab.openInEpisodeLab', (uri?: vscode.Uri) => commands.openRolloutFile(uri)),
+    register('episodeLab.openDumpFile', (uri?: vscode.Uri) => commands.openDumpFile(uri)),
+    register('episodeLab.openInEpisodeLab', (uri?: vscode.Uri) => commands.openDumpFile(uri)),
     register('episodeLab.openRecord', (n?: Parameters<Commands['openRecord']>[0]) => commands.openRecord(n)),
     register('episodeLab.showDashboard', (n?: { dir?: string }) =>
       commands.showDashboard(n?.dir ? [n.dir] : undefined),
@@ -118,7 +118,7 @@ export function activate(context: vscode.ExtensionContext): void {
     }),
   );
   // The Cancel Run button shows only while a run (not a quick analysis) is in flight.
-  const quick = new Set(['maskCheck', 'creditTable', 'rerun', 'rolloutSample', 'episodeTable']);
+  const quick = new Set(['maskCheck', 'creditTable', 'rerun', 'dumpSample', 'episodeTable']);
   trainer.onRunningChanged((jobs) => {
     void vscode.commands.executeCommand(
       'setContext',

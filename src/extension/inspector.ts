@@ -8,9 +8,9 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { ContextPolicy } from '../core/context/policy.js';
+import { nextRecordWithFindings } from '../core/dumps/navigate.js';
+import type { DumpFileSummary } from '../core/dumps/view.js';
 import type { TrajectoryJSON } from '../core/gym/trajectory-json.js';
-import { nextRecordWithFindings } from '../core/rollouts/navigate.js';
-import type { RolloutFileSummary } from '../core/rollouts/view.js';
 import type { Job } from '../protocol/trainer.js';
 import {
   type AnalysisOp,
@@ -21,8 +21,8 @@ import {
   type SourceInfo,
   type ToWebview,
 } from '../protocol/webview.js';
+import type { DumpFileRef } from './dump-files.js';
 import { type EpisodeSource, episodeSource } from './episode-source.js';
-import type { RolloutFileRef } from './rollout-files.js';
 import type { TrainerClient } from './trainer-client.js';
 import { attachPanel, panelOptions } from './webview-panel.js';
 import { isInside } from './workspace-folders.js';
@@ -67,9 +67,9 @@ export class Inspector implements vscode.Disposable {
   private shown: Current | null = null;
   /** The checkpoint of the last retrained run (the second row of the cross table). */
   private retrained: { model: string; label: string } | null = null;
-  /** The rollout file and record shown (instead of an episode of ours). */
-  private rollout: { file: RolloutFileRef; summary: RolloutFileSummary; record: number } | null = null;
-  private pendingRollout: Extract<ToWebview, { type: 'showRollout' }> | null = null;
+  /** The dump file and record shown (instead of an episode of ours). */
+  private dump: { file: DumpFileRef; summary: DumpFileSummary; record: number } | null = null;
+  private pendingDump: Extract<ToWebview, { type: 'showDump' }> | null = null;
   /** The analyses running for this inspector (at most one of each): the webview's request, the trainer's job. */
   private readonly inFlight = new Map<AnalysisOp, { requestId: number; job: string | null }>();
 
@@ -141,8 +141,8 @@ export class Inspector implements vscode.Disposable {
   ): void {
     this.openPanel();
     if (episode) {
-      this.rollout = null;
-      this.pendingRollout = null;
+      this.dump = null;
+      this.pendingDump = null;
       this.current = { episode, title, src: episodeSource(runDir), outcome };
       this.panel!.title = `${this.name}: ${title}`;
       // Learn which jobs the trainer has (retrain) before the webview draws its buttons.
@@ -154,23 +154,18 @@ export class Inspector implements vscode.Disposable {
   }
 
   /**
-   * Show one record of a rollout file (read and linted in the trainer process) beside the active
+   * Show one record of a dump file (read and linted in the trainer process) beside the active
    * editor; `sample` picks one of a record's samples (prime-rl branches).
    */
-  async showRollout(
-    file: RolloutFileRef,
-    summary: RolloutFileSummary,
-    record: number,
-    sample = 0,
-  ): Promise<void> {
+  async showDump(file: DumpFileRef, summary: DumpFileSummary, record: number, sample = 0): Promise<void> {
     this.openPanel();
     this.current = null;
-    this.rollout = { file, summary, record };
+    this.dump = { file, summary, record };
     const title = `${path.basename(file.file)}: record ${record + 1}`;
     this.panel!.title = `${this.name}: ${title}`;
     try {
       const job = await this.trainer.start({
-        kind: 'rolloutSample',
+        kind: 'dumpSample',
         file: file.file,
         tokenizer: file.tokenizer,
         format: summary.format,
@@ -181,24 +176,24 @@ export class Inspector implements vscode.Disposable {
       const { views } = await job.result;
       if (!views.length) throw new Error(`record ${record + 1} holds no sample`);
       const k = Math.min(sample, views.length - 1);
-      this.pendingRollout = {
-        type: 'showRollout',
+      this.pendingDump = {
+        type: 'showDump',
         title,
         summary,
         view: views[k],
         sample: k,
         samples: views.length,
       };
-      this.postRollout();
+      this.postDump();
     } catch (e) {
       const message = (e as Error).message;
-      this.log(`rollout ${title}: ${message}`);
+      this.log(`dump ${title}: ${message}`);
       void vscode.window.showErrorMessage(`Episode Lab: ${message}`);
     }
   }
 
-  private postRollout(): void {
-    if (this.pendingRollout && this.webviewReady) this.post(this.pendingRollout);
+  private postDump(): void {
+    if (this.pendingDump && this.webviewReady) this.post(this.pendingDump);
   }
 
   /** Restore a panel after a window reload (WebviewPanelSerializer). */
@@ -250,11 +245,11 @@ export class Inspector implements vscode.Disposable {
     this.hooks.onActive?.(this);
   }
 
-  /** Show in another inspector what this one shows (the same episode, or the same rollout sample). */
+  /** Show in another inspector what this one shows (the same episode, or the same dump sample). */
   async showIn(other: Inspector): Promise<void> {
-    if (this.rollout) {
-      const { file, summary, record } = this.rollout;
-      await other.showRollout(file, summary, record, this.pendingRollout?.sample ?? 0);
+    if (this.dump) {
+      const { file, summary, record } = this.dump;
+      await other.showDump(file, summary, record, this.pendingDump?.sample ?? 0);
     } else if (this.current) {
       const c = this.current;
       other.show(c.episode, c.title, c.src.runDir, c.outcome);
@@ -309,8 +304,8 @@ export class Inspector implements vscode.Disposable {
     if (m.type === 'ready') {
       this.webviewReady = true;
       this.shown = null;
-      if (this.rollout) {
-        this.postRollout();
+      if (this.dump) {
+        this.postDump();
         return;
       }
       // After a window reload the trainer is new: learn its job kinds (retrain) before drawing.
@@ -350,8 +345,8 @@ export class Inspector implements vscode.Disposable {
       if (dir) this.hooks.browse?.(dir, m.query);
       return;
     }
-    if (m.type === 'rolloutNav') {
-      const r = this.rollout;
+    if (m.type === 'dumpNav') {
+      const r = this.dump;
       if (!r) return;
       const next = nextRecordWithFindings(r.summary, r.record, m.direction, m.rule);
       if (next === null) {
@@ -360,7 +355,7 @@ export class Inspector implements vscode.Disposable {
         );
         return;
       }
-      await this.showRollout(r.file, r.summary, next);
+      await this.showDump(r.file, r.summary, next);
       return;
     }
     if (m.type === 'openDashboard') {

@@ -4,10 +4,10 @@
  * opens another one, to its right, on the same episode, and that one becomes the one used next.
  */
 import type * as vscode from 'vscode';
+import type { DumpFileSummary } from '../core/dumps/view.js';
 import type { TrajectoryJSON } from '../core/gym/trajectory-json.js';
-import type { RolloutFileSummary } from '../core/rollouts/view.js';
+import type { DumpFileRef } from './dump-files.js';
 import { Inspector, type InspectorHooks } from './inspector.js';
-import type { RolloutFileRef } from './rollout-files.js';
 import type { TrainerClient } from './trainer-client.js';
 
 /** More inspectors than this would be too narrow to read side by side. */
@@ -90,8 +90,8 @@ export class Inspectors implements vscode.Disposable {
     this.target().show(episode, title, runDir, outcome);
   }
 
-  showRollout(file: RolloutFileRef, summary: RolloutFileSummary, record: number, sample = 0): Promise<void> {
-    return this.target().showRollout(file, summary, record, sample);
+  showDump(file: DumpFileRef, summary: DumpFileSummary, record: number, sample = 0): Promise<void> {
+    return this.target().showDump(file, summary, record, sample);
   }
 
   /** Restore one inspector after a window reload (each saved panel becomes one inspector). */

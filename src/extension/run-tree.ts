@@ -8,15 +8,15 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { findRuns } from './dashboard-data.js';
-import { RolloutFiles, recordRows } from './rollout-files.js';
+import { DumpFiles, recordRows } from './dump-files.js';
 import { describeEpisode, describeStep, type EpisodeEntry, RunIndex } from './run-index.js';
 
 export const PAGE = 100;
 
 export type Node =
-  | { kind: 'rolloutFile'; id: string; file: string }
-  | { kind: 'rolloutPage'; id: string; file: string; start: number }
-  | { kind: 'rolloutRecord'; id: string; file: string; record: number }
+  | { kind: 'dumpFile'; id: string; file: string }
+  | { kind: 'dumpPage'; id: string; file: string; start: number }
+  | { kind: 'dumpRecord'; id: string; file: string; record: number }
   | { kind: 'run'; id: string; dir: string }
   | { kind: 'step'; id: string; dir: string; step: number }
   | { kind: 'page'; id: string; dir: string; step: number; start: number }
@@ -30,8 +30,8 @@ export class RunTreeProvider implements vscode.TreeDataProvider<Node>, vscode.Di
   private runDirs: string[] = [];
   /** Runs being written by a job (shown with a spinning icon): change it with `setActive`. */
   readonly active = new Set<string>();
-  /** Real trainers' rollout files opened in this window, listed before the runs. */
-  readonly rollouts = new RolloutFiles();
+  /** Real trainers' dump files opened in this window, listed before the runs. */
+  readonly dumps = new DumpFiles();
   private refreshing: Promise<void> | null = null;
   private again = false;
 
@@ -119,35 +119,35 @@ export class RunTreeProvider implements vscode.TreeDataProvider<Node>, vscode.Di
     return this.runDirs.map((d) => this.index(d));
   }
 
-  /** Tell the tree that the rollout files changed (one opened, or its summary arrived). */
-  rolloutsChanged(): void {
+  /** Tell the tree that the dump files changed (one opened, or its summary arrived). */
+  dumpsChanged(): void {
     this.changed.fire(undefined);
   }
 
-  private rolloutChildren(n: Extract<Node, { kind: 'rolloutFile' | 'rolloutPage' }>): Node[] {
-    const s = this.rollouts.get(n.file)?.summary;
+  private dumpChildren(n: Extract<Node, { kind: 'dumpFile' | 'dumpPage' }>): Node[] {
+    const s = this.dumps.get(n.file)?.summary;
     if (!s) return [];
     const rows = recordRows(s);
     const record = (r: number) =>
-      this.node({ kind: 'rolloutRecord', id: `rec:${n.file}:${r}`, file: n.file, record: r });
-    if (n.kind === 'rolloutPage') return rows.slice(n.start, n.start + PAGE).map((r) => record(r.record));
+      this.node({ kind: 'dumpRecord', id: `rec:${n.file}:${r}`, file: n.file, record: r });
+    if (n.kind === 'dumpPage') return rows.slice(n.start, n.start + PAGE).map((r) => record(r.record));
     if (rows.length <= PAGE) return rows.map((r) => record(r.record));
     const pages: Node[] = [];
     for (let start = 0; start < rows.length; start += PAGE)
-      pages.push(this.node({ kind: 'rolloutPage', id: `rpage:${n.file}:${start}`, file: n.file, start }));
+      pages.push(this.node({ kind: 'dumpPage', id: `rpage:${n.file}:${start}`, file: n.file, start }));
     return pages;
   }
 
   getChildren(n?: Node): Node[] {
     if (!n)
       return [
-        ...this.rollouts
+        ...this.dumps
           .list()
-          .map((r) => this.node({ kind: 'rolloutFile', id: `rollout:${r.ref.file}`, file: r.ref.file })),
+          .map((r) => this.node({ kind: 'dumpFile', id: `dump:${r.ref.file}`, file: r.ref.file })),
         ...this.runDirs.map((dir) => this.runNode(dir)),
       ];
-    if (n.kind === 'rolloutFile' || n.kind === 'rolloutPage') return this.rolloutChildren(n);
-    if (n.kind === 'rolloutRecord') return [];
+    if (n.kind === 'dumpFile' || n.kind === 'dumpPage') return this.dumpChildren(n);
+    if (n.kind === 'dumpRecord') return [];
     const ix = this.index(n.dir);
     if (n.kind === 'run')
       return ix
@@ -181,12 +181,12 @@ export class RunTreeProvider implements vscode.TreeDataProvider<Node>, vscode.Di
   }
 
   getParent(n: Node): Node | undefined {
-    if (n.kind === 'run' || n.kind === 'rolloutFile') return undefined;
-    if (n.kind === 'rolloutPage') return this.nodes.get(`rollout:${n.file}`);
-    if (n.kind === 'rolloutRecord') {
-      const s = this.rollouts.get(n.file)?.summary;
+    if (n.kind === 'run' || n.kind === 'dumpFile') return undefined;
+    if (n.kind === 'dumpPage') return this.nodes.get(`dump:${n.file}`);
+    if (n.kind === 'dumpRecord') {
+      const s = this.dumps.get(n.file)?.summary;
       const count = s ? recordRows(s).length : 0;
-      if (count <= PAGE) return this.nodes.get(`rollout:${n.file}`);
+      if (count <= PAGE) return this.nodes.get(`dump:${n.file}`);
       const k = s ? recordRows(s).findIndex((r) => r.record === n.record) : 0;
       return this.nodes.get(`rpage:${n.file}:${Math.floor(Math.max(k, 0) / PAGE) * PAGE}`);
     }
@@ -213,13 +213,11 @@ export class RunTreeProvider implements vscode.TreeDataProvider<Node>, vscode.Di
     });
   }
 
-  private rolloutItem(
-    n: Extract<Node, { kind: 'rolloutFile' | 'rolloutPage' | 'rolloutRecord' }>,
-  ): vscode.TreeItem {
+  private dumpItem(n: Extract<Node, { kind: 'dumpFile' | 'dumpPage' | 'dumpRecord' }>): vscode.TreeItem {
     const C = vscode.TreeItemCollapsibleState;
-    const opened = this.rollouts.get(n.file);
+    const opened = this.dumps.get(n.file);
     const s = opened?.summary ?? null;
-    if (n.kind === 'rolloutFile') {
+    if (n.kind === 'dumpFile') {
       const item = new vscode.TreeItem(path.basename(n.file), s ? C.Expanded : C.None);
       const total = s ? s.rules.reduce((a, r) => a + r.findings, 0) : 0;
       item.description = opened?.error
@@ -236,11 +234,11 @@ export class RunTreeProvider implements vscode.TreeDataProvider<Node>, vscode.Di
       item.iconPath = new vscode.ThemeIcon(
         opened?.error ? 'error' : s ? (total ? 'warning' : 'pass') : 'sync~spin',
       );
-      item.contextValue = 'rolloutFile';
+      item.contextValue = 'dumpFile';
       item.id = n.id;
       return item;
     }
-    if (n.kind === 'rolloutPage') {
+    if (n.kind === 'dumpPage') {
       const rows = s ? recordRows(s) : [];
       const end = Math.min(n.start + PAGE, rows.length) - 1;
       const item = new vscode.TreeItem(
@@ -265,8 +263,7 @@ export class RunTreeProvider implements vscode.TreeDataProvider<Node>, vscode.Di
   }
 
   getTreeItem(n: Node): vscode.TreeItem {
-    if (n.kind === 'rolloutFile' || n.kind === 'rolloutPage' || n.kind === 'rolloutRecord')
-      return this.rolloutItem(n);
+    if (n.kind === 'dumpFile' || n.kind === 'dumpPage' || n.kind === 'dumpRecord') return this.dumpItem(n);
     const ix = this.index(n.dir);
     const C = vscode.TreeItemCollapsibleState;
     switch (n.kind) {

@@ -15,6 +15,8 @@
 import * as v from 'valibot';
 import type { EpisodeTable } from '../core/browse/episode-table.js';
 import { type ContextPolicy, ContextPolicySchema } from '../core/context/policy.js';
+import { DUMP_FORMATS } from '../core/dumps/sample.js';
+import type { DumpFileSummary, DumpView } from '../core/dumps/view.js';
 import {
   SCRIPTED_POLICIES,
   type ScriptedPolicyName,
@@ -30,8 +32,6 @@ import type { CallRow } from '../core/rl/advantages.js';
 import { MAX_SEED } from '../core/rl/config.js';
 import { MASK_BUGS, type MaskBug } from '../core/rl/mask-bugs.js';
 import type { MaskCheckResult } from '../core/rl/mask-check.js';
-import { ROLLOUT_FORMATS } from '../core/rollouts/sample.js';
-import type { RolloutFileSummary, RolloutView } from '../core/rollouts/view.js';
 import {
   anyText,
   bool,
@@ -186,22 +186,22 @@ export const RetrainJobSchema = strictEntries({
   name: v.optional(RunName),
 });
 
-export const RolloutOpenJobSchema = strictEntries({
-  kind: v.literal('rolloutOpen'),
-  /** A JSONL rollout file (NeMo-RL, prime-rl, Episode Lab's own, the token-level JSONL). */
+export const DumpOpenJobSchema = strictEntries({
+  kind: v.literal('dumpOpen'),
+  /** A JSONL dump file (NeMo-RL, prime-rl, Episode Lab's own, the token-level JSONL). */
   file: Folder,
   /** A folder with tokenizer.json and tokenizer_config.json; null: one beside the file, or none. */
   tokenizer: v.nullable(Folder),
-  format: oneOf(['auto', ...ROLLOUT_FORMATS] as const),
+  format: oneOf(['auto', ...DUMP_FORMATS] as const),
   /** False: only index the file (fast: the first record can be shown at once); true: lint it whole. */
   lint: bool(),
 });
 
-export const RolloutSampleJobSchema = strictEntries({
-  kind: v.literal('rolloutSample'),
+export const DumpSampleJobSchema = strictEntries({
+  kind: v.literal('dumpSample'),
   file: Folder,
   tokenizer: v.nullable(Folder),
-  format: oneOf(ROLLOUT_FORMATS),
+  format: oneOf(DUMP_FORMATS),
   /** The record (0-based JSONL line) and its byte range, from the open job's index. */
   record: int(0, 1e9),
   offset: int(0, Number.MAX_SAFE_INTEGER),
@@ -221,8 +221,8 @@ export const JOB_KINDS = [
   'rerun',
   'evalContext',
   'retrain',
-  'rolloutOpen',
-  'rolloutSample',
+  'dumpOpen',
+  'dumpSample',
   'episodeTable',
 ] as const;
 
@@ -236,8 +236,8 @@ const JOB_SCHEMAS = [
   RerunJobSchema,
   EvalContextJobSchema,
   RetrainJobSchema,
-  RolloutOpenJobSchema,
-  RolloutSampleJobSchema,
+  DumpOpenJobSchema,
+  DumpSampleJobSchema,
   EpisodeTableJobSchema,
 ] as const;
 
@@ -273,15 +273,15 @@ export type EvalContextJob = Omit<v.InferOutput<typeof EvalContextJobSchema>, 'p
 };
 export type RetrainJob = Omit<v.InferOutput<typeof RetrainJobSchema>, 'policy'> & { policy: ContextPolicy };
 
-export type RolloutOpenJob = v.InferOutput<typeof RolloutOpenJobSchema>;
-export type RolloutSampleJob = v.InferOutput<typeof RolloutSampleJobSchema>;
+export type DumpOpenJob = v.InferOutput<typeof DumpOpenJobSchema>;
+export type DumpSampleJob = v.InferOutput<typeof DumpSampleJobSchema>;
 
 export type EpisodeTableJob = v.InferOutput<typeof EpisodeTableJobSchema>;
 
 export type Job =
   | EpisodeTableJob
-  | RolloutOpenJob
-  | RolloutSampleJob
+  | DumpOpenJob
+  | DumpSampleJob
   | SampleScriptedJob
   | MaskCheckJob
   | TrainJob
@@ -355,8 +355,8 @@ export interface JobResults {
   rerun: RerunResult;
   evalContext: EvalContextResult;
   retrain: RunResult;
-  rolloutOpen: RolloutFileSummary;
-  rolloutSample: { views: RolloutView[] };
+  dumpOpen: DumpFileSummary;
+  dumpSample: { views: DumpView[] };
   episodeTable: { table: EpisodeTable; warnings: string[] };
 }
 export type JobResult = JobResults[JobKind];
@@ -482,9 +482,9 @@ const FindingSchema = strict({
   message: anyText(10_000),
 });
 
-export const RolloutFileSummarySchema = strict({
+export const DumpFileSummarySchema = strict({
   file: Folder,
-  format: oneOf(ROLLOUT_FORMATS),
+  format: oneOf(DUMP_FORMATS),
   records: int(0, 1e9),
   offsets: numbers(10_000_000),
   lengths: numbers(10_000_000),
@@ -508,7 +508,7 @@ export const RolloutFileSummarySchema = strict({
   cancelled: bool(),
 });
 
-export const RolloutViewSchema = strict({
+export const DumpViewSchema = strict({
   record: int(0, 1e9),
   part: v.nullable(anyText(200)),
   offset: int(0, 1e12),
@@ -528,7 +528,7 @@ export const RolloutViewSchema = strict({
   roles: list(anyText(100), 0, 100_000),
 });
 
-const RolloutSampleResultSchema = strict({ views: list(RolloutViewSchema, 0, 1000) });
+const DumpSampleResultSchema = strict({ views: list(DumpViewSchema, 0, 1000) });
 
 /** The most rows a table carries (a run of 625 steps of 160 episodes). */
 export const MAX_TABLE_ROWS = 100_000;
@@ -582,8 +582,8 @@ const RESULT_SCHEMAS = {
   rerun: RerunResultSchema,
   evalContext: EvalContextResultSchema,
   retrain: RunResultSchema,
-  rolloutOpen: RolloutFileSummarySchema,
-  rolloutSample: RolloutSampleResultSchema,
+  dumpOpen: DumpFileSummarySchema,
+  dumpSample: DumpSampleResultSchema,
   episodeTable: strict({ table: EpisodeTableSchema, warnings: list(anyText(10_000), 0, 1000) }),
 } as const;
 
@@ -635,8 +635,8 @@ const DoneSchema = v.variant(
     doneSchema('rerun'),
     doneSchema('evalContext'),
     doneSchema('retrain'),
-    doneSchema('rolloutOpen'),
-    doneSchema('rolloutSample'),
+    doneSchema('dumpOpen'),
+    doneSchema('dumpSample'),
     doneSchema('episodeTable'),
   ],
   (i) => `expected a job kind, got ${show(i.input)}`,

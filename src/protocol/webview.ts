@@ -12,7 +12,7 @@
  *   webview -> host   ready   maskCheck {requestId, bug}   credit {requestId}
  *                     rerun {requestId, policy, n}   evaluate {requestId, policies, model}
  *                     retrain {requestId, policy, steps}   cancelJob {requestId, op}   openDashboard
- *                     walk {direction}   browse {query}   pin   focusTree   openBeside   rolloutNav {direction, rule}
+ *                     walk {direction}   browse {query}   pin   focusTree   openBeside   dumpNav {direction, rule}
  * Dashboard:
  *   host -> webview   runs {roots, runs, tables, notes}   exported {file}
  *   webview -> host   ready   exportSvg {name, svg}
@@ -23,10 +23,10 @@
 import * as v from 'valibot';
 import { COLUMNS, type Column, type EpisodeTable } from '../core/browse/episode-table.js';
 import { type ContextPolicy, ContextPolicySchema } from '../core/context/policy.js';
+import type { DumpFileSummary, DumpView } from '../core/dumps/view.js';
 import { type TrajectoryJSON, TrajectoryJSONSchema } from '../core/gym/trajectory-json.js';
 import { MASK_BUGS, type MaskBug } from '../core/rl/mask-bugs.js';
 import type { MaskCheckResult } from '../core/rl/mask-check.js';
-import type { RolloutFileSummary, RolloutView } from '../core/rollouts/view.js';
 import {
   anyText,
   bool,
@@ -43,6 +43,8 @@ import {
 import {
   type CreditResult,
   CreditResultSchema,
+  DumpFileSummarySchema,
+  DumpViewSchema,
   EpisodeTableSchema,
   type EvalContextResult,
   EvalContextResultSchema,
@@ -56,8 +58,6 @@ import {
   type Parsed,
   type RerunResult,
   RerunResultSchema,
-  RolloutFileSummarySchema,
-  RolloutViewSchema,
 } from './trainer.js';
 
 /** Where the shown episode comes from, as the webview needs it. */
@@ -91,10 +91,10 @@ export type ToWebview =
   | { type: 'jobProgress'; requestId: number; message: string }
   | { type: 'jobError'; requestId: number; op: AnalysisOp; message: string }
   | {
-      type: 'showRollout';
+      type: 'showDump';
       title: string;
-      summary: RolloutFileSummary;
-      view: RolloutView;
+      summary: DumpFileSummary;
+      view: DumpView;
       /** Which sample of the record (a prime-rl record holds one per branch), of how many. */
       sample: number;
       samples: number;
@@ -110,8 +110,8 @@ export type FromWebview =
   /** Stop an analysis this inspector started (at its next step boundary). */
   | { type: 'cancelJob'; requestId: number; op: AnalysisOp }
   | { type: 'openDashboard' }
-  /** Show the previous or next record with findings (of one rule, or any) of the rollout file shown. */
-  | { type: 'rolloutNav'; direction: -1 | 1; rule: string | null }
+  /** Show the previous or next record with findings (of one rule, or any) of the dump file shown. */
+  | { type: 'dumpNav'; direction: -1 | 1; rule: string | null }
   /** Show the previous or next row of the episode table's filtered order. */
   | { type: 'walk'; direction: -1 | 1 }
   /** Open this run's episode table with a query (this episode's group, its task across steps). */
@@ -259,10 +259,10 @@ const ToWebviewSchema = v.variant(
       complete: bool(),
     }),
     v.strictObject({
-      type: v.literal('showRollout'),
+      type: v.literal('showDump'),
       title: Label,
-      summary: RolloutFileSummarySchema,
-      view: RolloutViewSchema,
+      summary: DumpFileSummarySchema,
+      view: DumpViewSchema,
       sample: int(0, 1000),
       samples: int(1, 1000),
     }),
@@ -308,7 +308,7 @@ const FromWebviewSchema = v.variant(
     v.strictObject({ type: v.literal('focusTree') }),
     v.strictObject({ type: v.literal('openBeside') }),
     v.strictObject({
-      type: v.literal('rolloutNav'),
+      type: v.literal('dumpNav'),
       direction: v.picklist([-1, 1], 'expected -1 or 1'),
       rule: v.nullable(text(40)),
     }),
@@ -463,7 +463,7 @@ export function parseDashboardState(x: unknown): DashboardState | null {
 //   webview -> host   ready   open {key, list}   list {keys}
 // ---------------------------------------------------------------------------------------------
 
-/** What a table lists: a run's episodes or a rollout file's records. */
+/** What a table lists: a run's episodes or a dump file's records. */
 export interface TableSource {
   kind: 'run' | 'file';
   /** The run folder or the file. */

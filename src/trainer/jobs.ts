@@ -21,7 +21,7 @@ import type { BackendInfo } from '../core/tf/backend.js';
 import type { Job, JobKind, JobResults } from '../protocol/trainer.js';
 import { policyLabel } from '../protocol/webview.js';
 import { creditTableJob, evalContextJob, loadModel, rerunJob, runConfig } from './analysis-jobs.js';
-import { rolloutOpen, rolloutSample } from './rollout-jobs.js';
+import { dumpOpen, dumpSample } from './dump-jobs.js';
 
 export interface JobContext {
   readonly id: string;
@@ -47,7 +47,7 @@ function checkVocabulary(ids: readonly number[]): void {
   const bad = ids.findIndex((id) => !Number.isInteger(id) || id < 0 || id >= tok.size);
   if (bad >= 0)
     throw new Error(
-      `token ${bad} has id ${ids[bad]}, outside the gym's vocabulary of ${tok.size}: this analysis needs an episode of the BugFix gym (open rollout files with Open Rollout File instead)`,
+      `token ${bad} has id ${ids[bad]}, outside the gym's vocabulary of ${tok.size}: this analysis needs an episode of the BugFix gym (open dump files with Open Trainer Dump instead)`,
     );
 }
 
@@ -148,14 +148,14 @@ export const jobs: JobRegistry = {
     ctx.log(`training ${runDir} for ${steps} steps from ${from} on ${ctx.backend.detail}`);
     return runTraining(ctx, runDir, cfg, steps, from);
   },
-  async rolloutOpen(job, ctx) {
-    return rolloutOpen(job, {
+  async dumpOpen(job, ctx) {
+    return dumpOpen(job, {
       progress: (done, total, message) => ctx.progress(done, total, message),
       cancelled: () => ctx.cancelled,
     });
   },
-  async rolloutSample(job) {
-    return rolloutSample(job);
+  async dumpSample(job) {
+    return dumpSample(job);
   },
   async episodeTable(job) {
     const warnings: string[] = [];

@@ -24,7 +24,7 @@ const VSIX = path.join(ROOT, 'episode-lab.vsix');
 const CODE_SERVER = path.join(E2E, 'node_modules', '.bin', 'code-server');
 const WORKSPACE = path.join(RUN, 'workspace');
 const OWNERS = ['template', 'prompt', 'policy', 'tool'] as const;
-const ROLLOUT_NAME = 'train_data_step3.jsonl';
+const DUMP_NAME = 'train_data_step3.jsonl';
 
 const t0 = Date.now();
 const elapsed = () => `${((Date.now() - t0) / 1000).toFixed(1)}s`;
@@ -261,10 +261,10 @@ test('Episode Lab in code-server: sample, explore, inspect, debug the mask', {
   const target = trained.find((e) => e.step === 0 && e.index === 3);
   assert.equal(target?.info.n_turns, 5, "the trained run's episode 3 of step 0 has 5 calls (seed 0)");
   say('trained a 2-step run with the CLI');
-  // A NeMo-RL rollout file with findings, and the Qwen3 tokenizer beside it (found automatically).
+  // A NeMo-RL dump file with findings, and the Qwen3 tokenizer beside it (found automatically).
   fs.copyFileSync(
-    path.join(ROOT, 'test', 'fixtures', 'rollouts', 'nemo-rl-buggy.jsonl'),
-    path.join(WORKSPACE, ROLLOUT_NAME),
+    path.join(ROOT, 'test', 'fixtures', 'dumps', 'nemo-rl-buggy.jsonl'),
+    path.join(WORKSPACE, DUMP_NAME),
   );
   for (const f of ['tokenizer.json', 'tokenizer_config.json'])
     fs.copyFileSync(
@@ -502,17 +502,17 @@ test('Episode Lab in code-server: sample, explore, inspect, debug the mask', {
     await scrollTo(frame, '.compare');
     await shot(page, 'analysis-light-compare');
 
-    // 11. A real trainer's rollout file (NeMo-RL, with the Qwen3 tokenizer beside it): open it from
+    // 11. A real trainer's dump file (NeMo-RL, with the Qwen3 tokenizer beside it): open it from
     // the file explorer, see the findings on the strip and in the table, go to the next sample.
     await runCommand(page, 'View: Show Explorer');
-    const fileRow = page.locator('.explorer-folders-view .monaco-list-row', { hasText: ROLLOUT_NAME });
+    const fileRow = page.locator('.explorer-folders-view .monaco-list-row', { hasText: DUMP_NAME });
     await fileRow.waitFor({ timeout: 15_000 });
     await fileRow.click({ button: 'right' });
     // The context menu lives in a shadow root: hover the item, then accept it with Enter.
     await page.locator('.context-view .action-label', { hasText: 'Open in Episode Lab' }).first().hover();
     await page.keyboard.press('Enter');
     const rf = await webviewFrame(page, 'inspector');
-    await rf.locator('#app[data-state="rollout"]').waitFor({ timeout: 60_000 });
+    await rf.locator('#app[data-state="dump"]').waitFor({ timeout: 60_000 });
     // The first record shows at once; the file's findings table fills when the whole-file lint ends.
     await rf.locator('.rule-table tr.rule-row').first().waitFor({ timeout: 60_000 });
     const flagged = await rf.locator('.strip-box .strip .chip.flag').count();
@@ -522,18 +522,18 @@ test('Episode Lab in code-server: sample, explore, inspect, debug the mask', {
     await rf.locator('.finding-list li .link-button').first().click();
     assert.match((await rf.locator('.detail').textContent()) ?? '', /findings\S*[a-z-]+: /);
     await page.waitForTimeout(300);
-    await shot(page, 'rollout-light');
+    await shot(page, 'dump-light');
     const before = await rf.locator('header .info').textContent();
     await rf.locator('#pin').click();
     await rf.locator('#pin', { hasText: 'pinned' }).waitFor({ timeout: 10_000 });
     await rf.locator('#next-finding').click();
     await rf.locator('header .info', { hasNotText: before ?? '' }).waitFor({ timeout: 30_000 });
     await rf.locator('.compare-pinned tr[data-turn]').first().waitFor({ timeout: 10_000 });
-    say(`rollout file open: ${flagged} flagged tokens; moved to the next sample with findings`);
+    say(`dump file open: ${flagged} flagged tokens; moved to the next sample with findings`);
     await runCommand(page, 'Preferences: Toggle between Light/Dark Themes');
     await page.locator('.monaco-workbench.vs-dark').waitFor({ timeout: 20_000 });
     await page.waitForTimeout(500);
-    await shot(page, 'rollout-dark');
+    await shot(page, 'dump-dark');
 
     // 12. The episode table of the trained run: filter to the failed episodes, open one, walk the
     // filtered list from the inspector with the keyboard.

@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { before, beforeEach, describe, it } from 'node:test';
+import type { DumpFileSummary, DumpView } from '../../src/core/dumps/view.js';
 import { makeEnv, oracle, Rng, randomizeNames, runScripted, toTrajectoryJSON } from '../../src/core/index.js';
-import type { RolloutFileSummary, RolloutView } from '../../src/core/rollouts/view.js';
 import type { Job } from '../../src/protocol/trainer.js';
 import { tok, train } from '../fixtures.js';
 import { type FakePanel, installVscodeStub, resetStub, state, Uri } from './vscode-stub.js';
@@ -37,7 +37,7 @@ function fakeTrainer(answers: Partial<Record<Job['kind'], (job: Job) => unknown>
   const started: Job[] = [];
   const trainer = {
     backend: 'cpu (fake)',
-    jobs: ['maskCheck', 'creditTable', 'rerun', 'evalContext', 'retrain', 'rolloutOpen', 'rolloutSample'],
+    jobs: ['maskCheck', 'creditTable', 'rerun', 'evalContext', 'retrain', 'dumpOpen', 'dumpSample'],
     async ensureStarted() {},
     async start(job: Job) {
       started.push(job);
@@ -63,7 +63,7 @@ const tick = () => new Promise((r) => setTimeout(r, 5));
 const postedOf = (p: FakePanel, type: string) =>
   p.posted.filter((m) => (m as { type: string }).type === type);
 
-function summary(): RolloutFileSummary {
+function summary(): DumpFileSummary {
   return {
     file: '/data/train_data_step1.jsonl',
     format: 'nemo-rl',
@@ -80,7 +80,7 @@ function summary(): RolloutFileSummary {
   };
 }
 
-function view(record: number): RolloutView {
+function view(record: number): DumpView {
   return {
     record,
     part: null,
@@ -172,9 +172,9 @@ describe('the inspector panel', () => {
     );
   });
 
-  it('open beside on a rollout record reads the same record into the second inspector', async () => {
+  it('open beside on a dump record reads the same record into the second inspector', async () => {
     const { trainer, started } = fakeTrainer({
-      rolloutSample: (job) => ({ views: [view((job as { record: number }).record)] }),
+      dumpSample: (job) => ({ views: [view((job as { record: number }).record)] }),
     });
     const all = new ext.Inspectors(extensionUri, trainer as never, () => {}, {
       runsRoot: () => undefined,
@@ -182,7 +182,7 @@ describe('the inspector panel', () => {
       runChanged: () => {},
     });
     const s = summary();
-    await all.showRollout({ file: s.file, tokenizer: null }, s, 3);
+    await all.showDump({ file: s.file, tokenizer: null }, s, 3);
     state.panels[0].send({ type: 'openBeside' });
     await tick();
     assert.equal(state.panels.length, 2);
@@ -192,7 +192,7 @@ describe('the inspector panel', () => {
     );
     state.panels[1].send({ type: 'ready' });
     await tick();
-    assert.equal((postedOf(state.panels[1], 'showRollout')[0] as { view: RolloutView }).view.record, 3);
+    assert.equal((postedOf(state.panels[1], 'showDump')[0] as { view: DumpView }).view.record, 3);
   });
 
   it('posts an episode once when the page is ready before the trainer has started', async () => {
@@ -354,9 +354,9 @@ describe('the inspector panel', () => {
     assert.match(errors[0].message, /no creditTable here/);
   });
 
-  it('shows a rollout record by its byte range and moves to the next record with findings', async () => {
+  it('shows a dump record by its byte range and moves to the next record with findings', async () => {
     const { trainer, started } = fakeTrainer({
-      rolloutSample: (job) => ({ views: [view((job as { record: number }).record)] }),
+      dumpSample: (job) => ({ views: [view((job as { record: number }).record)] }),
     });
     const ins = new ext.Inspector(extensionUri, trainer as never, () => {}, {
       runsRoot: () => undefined,
@@ -364,12 +364,12 @@ describe('the inspector panel', () => {
       runChanged: () => {},
     });
     const s = summary();
-    await ins.showRollout({ file: s.file, tokenizer: null }, s, 1);
+    await ins.showDump({ file: s.file, tokenizer: null }, s, 1);
     const p = state.panels[0];
     p.send({ type: 'ready' });
     await tick();
     assert.deepEqual(started[0], {
-      kind: 'rolloutSample',
+      kind: 'dumpSample',
       file: s.file,
       tokenizer: null,
       format: 'nemo-rl',
@@ -377,11 +377,11 @@ describe('the inspector panel', () => {
       offset: 10,
       bytes: 9,
     });
-    assert.equal((postedOf(p, 'showRollout')[0] as { view: RolloutView }).view.record, 1);
-    p.send({ type: 'rolloutNav', direction: 1, rule: null });
+    assert.equal((postedOf(p, 'showDump')[0] as { view: DumpView }).view.record, 1);
+    p.send({ type: 'dumpNav', direction: 1, rule: null });
     await tick();
     assert.equal((started[1] as { record: number }).record, 3, 'record 2 has no findings: skipped');
-    p.send({ type: 'rolloutNav', direction: 1, rule: null });
+    p.send({ type: 'dumpNav', direction: 1, rule: null });
     await tick();
     assert.equal(started.length, 2, 'no later record with findings: nothing started');
     assert.match(state.info[0], /no later sample with findings/);
@@ -474,14 +474,14 @@ describe('the dashboard revived', () => {
   });
 });
 
-describe('the Open Rollout File command', () => {
+describe('the Open Trainer Dump command', () => {
   beforeEach(() => resetStub());
 
   it('reads the file in the trainer, lists it in the explorer, shows its first record with findings', async () => {
     const s = summary();
     const { trainer, started } = fakeTrainer({
-      rolloutOpen: () => s,
-      rolloutSample: (job) => ({ views: [view((job as { record: number }).record)] }),
+      dumpOpen: () => s,
+      dumpSample: (job) => ({ views: [view((job as { record: number }).record)] }),
     });
     const tree = new ext.RunTreeProvider(() => undefined);
     const ins = new ext.Inspector(extensionUri, trainer as never, () => {}, {
@@ -501,25 +501,23 @@ describe('the Open Rollout File command', () => {
       { show: () => {} },
     );
     state.config.tokenizer = '/models/qwen3';
-    await cmds.openRolloutFile(Uri.file(s.file) as never);
+    await cmds.openDumpFile(Uri.file(s.file) as never);
     // First the index alone (the first record shows at once), then the whole-file lint.
     assert.deepEqual(started[0], {
-      kind: 'rolloutOpen',
+      kind: 'dumpOpen',
       file: s.file,
       tokenizer: '/models/qwen3',
       format: 'auto',
       lint: false,
     });
-    assert.ok(started.some((j) => j.kind === 'rolloutOpen' && (j as { lint: boolean }).lint));
-    const opened = tree.rollouts.get(s.file);
+    assert.ok(started.some((j) => j.kind === 'dumpOpen' && (j as { lint: boolean }).lint));
+    const opened = tree.dumps.get(s.file);
     assert.equal(opened?.summary?.records, 4);
     const roots = tree.getChildren();
-    assert.equal(roots[0].kind, 'rolloutFile');
+    assert.equal(roots[0].kind, 'dumpFile');
     const records = tree.getChildren(roots[0]);
     assert.equal(records.length, 4);
-    const shown = started
-      .filter((j) => j.kind === 'rolloutSample')
-      .map((j) => (j as { record: number }).record);
+    const shown = started.filter((j) => j.kind === 'dumpSample').map((j) => (j as { record: number }).record);
     assert.deepEqual(shown, [0, 1], 'record 0 at once, then the first record with findings');
     assert.ok(lines.some((l) => l.includes(`${path.basename(s.file)}: nemo-rl, 4 records, 3 findings`)));
   });
@@ -541,8 +539,8 @@ describe('the Open Rollout File command', () => {
       { appendLine: () => {} } as never,
       { show: () => {} },
     );
-    await cmds.openRolloutFile(Uri.file('/nope.jsonl') as never);
-    assert.match(state.errors[0], /no rolloutOpen here/);
-    assert.match(tree.rollouts.get('/nope.jsonl')?.error ?? '', /no rolloutOpen here/);
+    await cmds.openDumpFile(Uri.file('/nope.jsonl') as never);
+    assert.match(state.errors[0], /no dumpOpen here/);
+    assert.match(tree.dumps.get('/nope.jsonl')?.error ?? '', /no dumpOpen here/);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * The episode table: one row per episode of a run (or record of a rollout file), held column by
+ * The episode table: one row per episode of a run (or record of a dump file), held column by
  * column so that 100 000 rows filter and sort in milliseconds; a small filter language
  * (`pass = no and stop = max_turns and step >= 30 "edit fix_return"`) compiled once into a
  * predicate. Pure: the extension host builds the table, the webview filters, sorts and draws it.

@@ -1,40 +1,40 @@
 /**
- * The rollout files opened in this window (no `vscode` import): each with the tokenizer folder it
+ * The dump files opened in this window (no `vscode` import): each with the tokenizer folder it
  * is read with and, once the trainer process has linted and indexed it, its summary. The run
  * explorer lists them beside the runs.
  */
 import * as path from 'node:path';
-import type { RolloutFileSummary } from '../core/rollouts/view.js';
+import type { DumpFileSummary } from '../core/dumps/view.js';
 
-/** A rollout file and the tokenizer folder to read it with (null: one beside the file, or none). */
-export interface RolloutFileRef {
+/** A dump file and the tokenizer folder to read it with (null: one beside the file, or none). */
+export interface DumpFileRef {
   file: string;
   tokenizer: string | null;
 }
 
-export interface OpenedRollout {
-  ref: RolloutFileRef;
+export interface OpenedDump {
+  ref: DumpFileRef;
   /** Null while the trainer reads it. */
-  summary: RolloutFileSummary | null;
+  summary: DumpFileSummary | null;
   error: string | null;
 }
 
-export class RolloutFiles {
-  private readonly files = new Map<string, OpenedRollout>();
+export class DumpFiles {
+  private readonly files = new Map<string, OpenedDump>();
 
   /** The opened files, in the order they were opened. */
-  list(): OpenedRollout[] {
+  list(): OpenedDump[] {
     return [...this.files.values()];
   }
 
-  get(file: string): OpenedRollout | undefined {
+  get(file: string): OpenedDump | undefined {
     return this.files.get(path.resolve(file));
   }
 
   /** Start tracking a file (again: its summary is read anew). */
-  open(ref: RolloutFileRef): OpenedRollout {
+  open(ref: DumpFileRef): OpenedDump {
     const key = path.resolve(ref.file);
-    const entry: OpenedRollout = { ref: { ...ref, file: key }, summary: null, error: null };
+    const entry: OpenedDump = { ref: { ...ref, file: key }, summary: null, error: null };
     this.files.delete(key);
     this.files.set(key, entry);
     return entry;
@@ -47,7 +47,7 @@ export class RolloutFiles {
 
 /** Records of a summary as tree rows: the first `limit` records, with findings first marked. */
 export function recordRows(
-  s: RolloutFileSummary,
+  s: DumpFileSummary,
   limit = 2000,
 ): { record: number; label: string; findings: number }[] {
   const n = Math.min(s.records, limit);

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
-import { QWEN3_DIR } from '../../../scripts/make-rollout-fixtures.js';
+import { QWEN3_DIR } from '../../../scripts/make-dump-fixtures.js';
 import { parseOptions, UsageError } from '../../../src/cli/args.js';
 import { lintCommand, runLint } from '../../../src/cli/lint-command.js';
 import { COMMANDS } from '../../../src/cli/main.js';
@@ -19,16 +19,16 @@ import {
   readLines,
   readRecordAt,
   showToken,
-} from '../../../src/core/rollouts/index.js';
+} from '../../../src/core/dumps/index.js';
 
-const FIXTURES = 'test/fixtures/rollouts';
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rollouts-test-'));
+const FIXTURES = 'test/fixtures/dumps';
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'dumps-test-'));
 after(() => fs.rmSync(tmp, { recursive: true, force: true }));
 const firstLine = (file: string) => fs.readFileSync(path.join(FIXTURES, file), 'utf8').split('\n')[0];
 
-describe('the rollouts core', () => {
+describe('the dumps core', () => {
   it('imports neither vscode nor TF.js (it runs in the CLI, the extension host and the trainer)', () => {
-    const dir = 'src/core/rollouts';
+    const dir = 'src/core/dumps';
     for (const f of fs.readdirSync(dir)) {
       const src = fs.readFileSync(path.join(dir, f), 'utf8');
       assert.doesNotMatch(src, /from '(vscode|@tensorflow\/[^']*)'/, f);

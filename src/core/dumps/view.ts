@@ -1,5 +1,5 @@
 /**
- * What a viewer shows of a rollout file: a summary of the whole file (findings per rule, per record,
+ * What a viewer shows of a dump file: a summary of the whole file (findings per rule, per record,
  * the byte index that lets it read one record back) and, per sample, every token with its text,
  * owner, turn, loss mask, both log-probs, advantage and the findings on it. Plain data: the trainer
  * process computes it, the webview draws it.
@@ -8,8 +8,8 @@ import type { LineIndex } from './lines.js';
 import type { FileLint } from './lint-file.js';
 import type { Owners } from './owners.js';
 import { type Finding, RULE_IDS, RULES, type RuleId } from './rules.js';
-import type { RolloutFormat, RolloutSample } from './sample.js';
-import { type RolloutTokenizer, showToken } from './tokenizer.js';
+import type { DumpFormat, DumpSample } from './sample.js';
+import { type DumpTokenizer, showToken } from './tokenizer.js';
 
 /** Per rule: how many findings, in how many records, and what the rule means. */
 export interface RuleCount {
@@ -22,9 +22,9 @@ export interface RuleCount {
   records: number[];
 }
 
-export interface RolloutFileSummary {
+export interface DumpFileSummary {
   file: string;
-  format: RolloutFormat;
+  format: DumpFormat;
   records: number;
   /** Byte offset and length of each record's line [R], to read one back. */
   offsets: number[];
@@ -47,8 +47,8 @@ export interface RolloutFileSummary {
 export function fileSummary(
   lint: FileLint,
   index: LineIndex,
-  tok: RolloutTokenizer | undefined,
-): RolloutFileSummary {
+  tok: DumpTokenizer | undefined,
+): DumpFileSummary {
   const R = index.offsets.length;
   const findingsPerRecord = new Array<number>(R).fill(0);
   const byRule = new Map<RuleId, { findings: number; samples: Set<number> }>();
@@ -96,7 +96,7 @@ export function fileSummary(
 }
 
 /** One sample as the strip shows it: per token [T]. */
-export interface RolloutView {
+export interface DumpView {
   record: number;
   /** Where in the record (e.g. `trace 0 branch 1`), or null. */
   part: string | null;
@@ -122,11 +122,11 @@ export interface RolloutView {
 
 /** The view of one sample: token texts, owners and turns from `owners`, the arrays aligned to [T]. */
 export function sampleView(
-  s: RolloutSample,
+  s: DumpSample,
   owners: Owners,
   findings: readonly Finding[],
-  tok: RolloutTokenizer | undefined,
-): RolloutView {
+  tok: DumpTokenizer | undefined,
+): DumpView {
   const T = s.ids.length;
   const turn = new Array<number>(T).fill(0);
   owners.turns.forEach((t, k) => {

@@ -1,5 +1,5 @@
 /**
- * Readers of trainers' rollout files: each turns one parsed JSONL record into normalised samples
+ * Readers of trainers' dump files: each turns one parsed JSONL record into normalised samples
  * (sample.ts), or into a Rejection naming the line, the field, what was expected and what was found.
  *
  * - nemo-rl: `train_data_step{N}.jsonl`, one sample per line, every value wrapped in a one-element
@@ -12,18 +12,18 @@
 import * as v from 'valibot';
 import {
   type ChatMessage,
+  type DumpFormat,
+  type DumpSample,
   describeValue,
   fail,
   type LengthIssue,
   ok,
   type Rejection,
   type Result,
-  type RolloutFormat,
-  type RolloutSample,
 } from './sample.js';
 
 /** The fields each format is recognised by (for detection and for error messages). */
-export const FORMAT_FIELDS: Record<RolloutFormat, string> = {
+export const FORMAT_FIELDS: Record<DumpFormat, string> = {
   'nemo-rl': 'token_ids, token_loss_mask (and input_lengths, advantages, generation_logprobs, prev_logprobs)',
   'prime-rl': 'traces[].nodes[] with token_ids, mask, logprobs (a verifiers Episode record)',
   'episode-lab': 'v, ids, owner, tokens, actionMask, logps',
@@ -31,7 +31,7 @@ export const FORMAT_FIELDS: Record<RolloutFormat, string> = {
 };
 
 /** Which format a parsed record is in, or a message naming the expected and the found fields. */
-export function detectFormat(record: unknown): Result<RolloutFormat, string> {
+export function detectFormat(record: unknown): Result<DumpFormat, string> {
   if (typeof record !== 'object' || record === null || Array.isArray(record))
     return fail(`expected a JSON object per line, found ${describeValue(record)}`);
   const has = (k: string) => k in record;
@@ -51,17 +51,17 @@ export function detectFormat(record: unknown): Result<RolloutFormat, string> {
   );
 }
 
-type Reader = (record: unknown, index: number) => Result<RolloutSample[]>;
+type Reader = (record: unknown, index: number) => Result<DumpSample[]>;
 
 /** The reader of a format: `(parsed record, line index) -> Result<samples>`. */
-export function readerFor(format: RolloutFormat): Reader {
+export function readerFor(format: DumpFormat): Reader {
   return { 'nemo-rl': readNemoRl, 'prime-rl': readPrimeRl, 'episode-lab': readEpisodeLab, jsonl: readJsonl }[
     format
   ];
 }
 
 /** Parse one JSONL line of a format into samples; a bad line is a Rejection, never a throw. */
-export function parseRecord(format: RolloutFormat, text: string, index: number): Result<RolloutSample[]> {
+export function parseRecord(format: DumpFormat, text: string, index: number): Result<DumpSample[]> {
   let record: unknown;
   try {
     record = JSON.parse(text);
@@ -143,7 +143,7 @@ const NemoRl = v.object({
   idx: v.optional(v.number()),
 });
 
-function readNemoRl(record: unknown, index: number): Result<RolloutSample[]> {
+function readNemoRl(record: unknown, index: number): Result<DumpSample[]> {
   if (typeof record !== 'object' || record === null || Array.isArray(record))
     return fail({ record: index, field: '', expected: 'a JSON object', found: describeValue(record) });
   const o = record as Record<string, unknown>;
@@ -219,21 +219,21 @@ const Episode = v.object({
 type TraceT = v.InferOutput<typeof Trace>;
 type NodeT = v.InferOutput<typeof Node>;
 
-function readPrimeRl(record: unknown, index: number): Result<RolloutSample[]> {
+function readPrimeRl(record: unknown, index: number): Result<DumpSample[]> {
   const isTrace = typeof record === 'object' && record !== null && 'nodes' in record && !('traces' in record);
   const r = isTrace ? parse(Trace, record, index) : parse(Episode, record, index);
   if (!r.ok) return r;
   const traces: TraceT[] = isTrace ? [r.value as TraceT] : (r.value as v.InferOutput<typeof Episode>).traces;
   const work = (record as { run?: { work?: { step?: unknown } } }).run?.work;
   const step = typeof work?.step === 'number' ? work.step : undefined;
-  const samples: RolloutSample[] = [];
+  const samples: DumpSample[] = [];
   let offset = 0;
   traces.forEach((trace, t) => {
     const reward = trace.rewards
       ? Object.values(trace.rewards).reduce((s, w) => s + (w ? w.score * (w.weight ?? 1) : 0), 0)
       : undefined;
     const tools = trace.tools?.map((tool) => ({ type: 'function', function: tool }));
-    let previous: RolloutSample['previous'];
+    let previous: DumpSample['previous'];
     branches(trace).forEach((path, b) => {
       const s = branchSample(trace.nodes, path, index, offset, `trace ${t} branch ${b}`);
       s.reward = reward;
@@ -272,7 +272,7 @@ function branchSample(
   index: number,
   offset: number,
   part: string,
-): RolloutSample {
+): DumpSample {
   const ids: number[] = [];
   const lossMask: number[] = [];
   const samplerLogprobs: (number | null)[] = [];
@@ -383,7 +383,7 @@ function perToken<E>(xs: E[], T: number, first: E): E[] {
   return out;
 }
 
-function readEpisodeLab(record: unknown, index: number): Result<RolloutSample[]> {
+function readEpisodeLab(record: unknown, index: number): Result<DumpSample[]> {
   const r = parse(EpisodeLab, record, index);
   if (!r.ok) return r;
   const x = r.value;
@@ -439,7 +439,7 @@ const Jsonl = v.object({
   episode: v.optional(v.union([v.string(), v.number()])),
 });
 
-function readJsonl(record: unknown, index: number): Result<RolloutSample[]> {
+function readJsonl(record: unknown, index: number): Result<DumpSample[]> {
   const r = parse(Jsonl, record, index);
   if (!r.ok) return r;
   const x = r.value;

@@ -1,5 +1,5 @@
 /**
- * The normalised rollout sample every reader produces, whatever the trainer that wrote the file.
+ * The normalised dump sample every reader produces, whatever the trainer that wrote the file.
  *
  * All per-token arrays are aligned with `ids` [T]: index i describes token ids[i].
  * - `lossMask[i]` is 1 where the loss contains the term for predicting ids[i] (the token is
@@ -16,8 +16,8 @@ import { OWNER, OWNER_NAMES, type OwnerName } from '../gym/episode.js';
 export { OWNER, OWNER_NAMES, type OwnerName };
 
 /** The formats the readers know; `auto` detects one from the first record. */
-export const ROLLOUT_FORMATS = ['nemo-rl', 'prime-rl', 'episode-lab', 'jsonl'] as const;
-export type RolloutFormat = (typeof ROLLOUT_FORMATS)[number];
+export const DUMP_FORMATS = ['nemo-rl', 'prime-rl', 'episode-lab', 'jsonl'] as const;
+export type DumpFormat = (typeof DUMP_FORMATS)[number];
 
 /** A chat message as chat templates take it (OpenAI/HF shape). */
 export interface ChatMessage {
@@ -29,7 +29,7 @@ export interface ChatMessage {
   name?: string;
 }
 
-export interface RolloutSample {
+export interface DumpSample {
   /** 0-based index of the record (JSONL line) in the file. */
   record: number;
   /** Position of ids[0] in the record's whole token sequence (non-zero for a record's later branches). */

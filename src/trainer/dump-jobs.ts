@@ -1,11 +1,14 @@
 /**
- * The trainer process's rollout jobs: open a real trainer's rollout file (lint it whole, streaming,
+ * The trainer process's dump jobs: open a real trainer's dump file (lint it whole, streaming,
  * with progress and cancel, and index it by byte offsets), then read one record at a time for the
  * inspector. Tokenizers (a real one takes about a second to load) and each file's findings are kept
  * for the next request.
  */
 import * as path from 'node:path';
 import {
+  type DumpFileSummary,
+  type DumpTokenizer,
+  type DumpView,
   detectFormat,
   type Finding,
   fileSummary,
@@ -14,21 +17,18 @@ import {
   lintFile,
   lintSample,
   loadTokenizerDir,
-  type RolloutFileSummary,
-  type RolloutTokenizer,
-  type RolloutView,
   readLineAt,
   readRecordAt,
   sampleView,
-} from '../core/rollouts/index.js';
-import type { RolloutOpenJob, RolloutSampleJob } from '../protocol/trainer.js';
+} from '../core/dumps/index.js';
+import type { DumpOpenJob, DumpSampleJob } from '../protocol/trainer.js';
 
-const tokenizers = new Map<string, RolloutTokenizer>();
+const tokenizers = new Map<string, DumpTokenizer>();
 /** Findings of the last lint of each file, by record (to show file-level findings such as prefix-broken). */
 const fileFindings = new Map<string, Map<number, Finding[]>>();
 
 /** The tokenizer a job names, or the one beside the file, or none; `note` says which and why. */
-function tokenizerFor(file: string, dir: string | null): { tok?: RolloutTokenizer; error?: string } {
+function tokenizerFor(file: string, dir: string | null): { tok?: DumpTokenizer; error?: string } {
   const where = dir ?? findTokenizerBeside(file);
   if (!where) return {};
   const key = path.resolve(where);
@@ -40,13 +40,13 @@ function tokenizerFor(file: string, dir: string | null): { tok?: RolloutTokenize
   return { tok: r.value };
 }
 
-export interface RolloutHooks {
+export interface DumpHooks {
   progress(done: number, total: number, message: string): void;
   cancelled(): boolean;
 }
 
-/** Lint and index a rollout file; the summary the explorer and the inspector show. */
-export async function rolloutOpen(job: RolloutOpenJob, hooks: RolloutHooks): Promise<RolloutFileSummary> {
+/** Lint and index a dump file; the summary the explorer and the inspector show. */
+export async function dumpOpen(job: DumpOpenJob, hooks: DumpHooks): Promise<DumpFileSummary> {
   const { tok, error } = tokenizerFor(job.file, job.tokenizer);
   if (error) throw new Error(`the tokenizer could not be loaded: ${error}`);
   const abort = new AbortController();
@@ -116,7 +116,7 @@ async function detectFileFormat(file: string, index: { offsets: number[]; bytes:
 }
 
 /** The samples of one record, with their findings (those of the whole-file lint included). */
-export async function rolloutSample(job: RolloutSampleJob): Promise<{ views: RolloutView[] }> {
+export async function dumpSample(job: DumpSampleJob): Promise<{ views: DumpView[] }> {
   const { tok, error } = tokenizerFor(job.file, job.tokenizer);
   if (error) throw new Error(`the tokenizer could not be loaded: ${error}`);
   const r = await readRecordAt(job.file, job.format, job.record, job.offset, job.bytes);

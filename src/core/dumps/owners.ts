@@ -8,7 +8,7 @@
  */
 
 import { OWNER } from './sample.js';
-import type { RolloutTokenizer } from './tokenizer.js';
+import type { DumpTokenizer } from './tokenizer.js';
 
 /** How the owners of a sample were found. */
 export type OwnerSource = 'file' | 'template' | 'mask';
@@ -37,7 +37,7 @@ const isBlank = (s: string) => s.trim() === '';
 /** Owners of ids [T] from the template markers, or from `lossMask` [T] when the family is unknown. */
 export function inferOwners(
   ids: readonly number[],
-  tok: RolloutTokenizer | undefined,
+  tok: DumpTokenizer | undefined,
   lossMask?: readonly number[],
 ): Owners {
   if (tok?.family === 'chatml') return chatml(ids, tok, lossMask);
@@ -49,7 +49,7 @@ export function inferOwners(
   return { owner, source: 'mask', turns: [], ends };
 }
 
-function chatml(ids: readonly number[], tok: RolloutTokenizer, lossMask?: readonly number[]): Owners {
+function chatml(ids: readonly number[], tok: DumpTokenizer, lossMask?: readonly number[]): Owners {
   const T = ids.length;
   const start = tok.id('<|im_start|>');
   const end = tok.id('<|im_end|>');
@@ -134,7 +134,7 @@ function chatml(ids: readonly number[], tok: RolloutTokenizer, lossMask?: readon
 /** Whether a user-turn body holds only <tool_response> blocks and whitespace between them. */
 function onlyResponses(
   ids: readonly number[],
-  tok: RolloutTokenizer,
+  tok: DumpTokenizer,
   from: number,
   to: number,
   open: number,
@@ -152,7 +152,7 @@ function onlyResponses(
   return any;
 }
 
-function llama3(ids: readonly number[], tok: RolloutTokenizer): Owners {
+function llama3(ids: readonly number[], tok: DumpTokenizer): Owners {
   const T = ids.length;
   const header = tok.id('<|start_header_id|>');
   const headerEnd = tok.id('<|end_header_id|>');
@@ -199,11 +199,7 @@ export interface StructureIssue {
  * Check ids [T] against the template's structure when the record carries no messages to re-render:
  * what opens each turn, what must follow its end marker, how tool responses are wrapped.
  */
-export function checkStructure(
-  ids: readonly number[],
-  tok: RolloutTokenizer,
-  owners: Owners,
-): StructureIssue[] {
+export function checkStructure(ids: readonly number[], tok: DumpTokenizer, owners: Owners): StructureIssue[] {
   const issues: StructureIssue[] = [];
   const T = ids.length;
   const show = (p: number) => (p < T ? JSON.stringify(tok.text(ids[p])) : 'the end');

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseHTML } from 'linkedom';
-import type { RolloutView } from '../../src/core/rollouts/view.js';
-import { alignTurns, renderRolloutCompare, turnsOf } from '../../webview/rollout-compare.js';
+import type { DumpView } from '../../src/core/dumps/view.js';
+import { alignTurns, renderDumpCompare, turnsOf } from '../../webview/dump-compare.js';
 
 const doc = () => parseHTML('<!doctype html><html><body></body></html>').document as unknown as Document;
 
 /** A sample of turns given as [role, tokens, trained tokens]. */
-function view(turns: [string, string[], number][]): RolloutView {
+function view(turns: [string, string[], number][]): DumpView {
   const tokens: string[] = [];
   const turn: number[] = [];
   const lossMask: number[] = [];
@@ -38,7 +38,7 @@ function view(turns: [string, string[], number][]): RolloutView {
   };
 }
 
-describe('comparing two rollout samples', () => {
+describe('comparing two dump samples', () => {
   const a = view([
     ['user', ['Fix', '·it'], 0],
     ['assistant', ['ok', '<|im_end|>'], 2],
@@ -68,7 +68,7 @@ describe('comparing two rollout samples', () => {
       ],
     );
     assert.equal(rows[2].a, null);
-    const html = renderRolloutCompare(doc(), { view: a, title: 'A' }, { view: b, title: 'B' }, () => {});
+    const html = renderDumpCompare(doc(), { view: a, title: 'A' }, { view: b, title: 'B' }, () => {});
     assert.equal(html.querySelectorAll('tr[data-turn] td.diff').length, 4, 'turns 1 and 2, both sides');
   });
 });

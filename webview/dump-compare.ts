@@ -1,8 +1,8 @@
 /**
- * Comparing two samples of real rollouts: their turns aligned by index (role, text, how many tokens
+ * Comparing two samples of real trainers' dumps: their turns aligned by index (role, text, how many tokens
  * are trained), with what differs marked, and their outcomes side by side.
  */
-import type { RolloutView } from '../src/core/rollouts/view.js';
+import type { DumpView } from '../src/core/dumps/view.js';
 import { type CompareLine, renderComparisonTable } from './compare.js';
 
 export interface TurnOf {
@@ -13,7 +13,7 @@ export interface TurnOf {
 }
 
 /** The turns of a sample: its tokens grouped by turn index, with the turn's role. */
-export function turnsOf(v: RolloutView): TurnOf[] {
+export function turnsOf(v: DumpView): TurnOf[] {
   const out: TurnOf[] = [];
   v.turn.forEach((k, i) => {
     while (out.length <= k) out.push({ role: v.roles[out.length] ?? '', text: '', tokens: 0, trained: 0 });
@@ -33,7 +33,7 @@ export interface AlignedTurn {
 }
 
 /** Turns aligned by index; a turn only one sample has is null on the other side. */
-export function alignTurns(a: RolloutView, b: RolloutView): AlignedTurn[] {
+export function alignTurns(a: DumpView, b: DumpView): AlignedTurn[] {
   const ta = turnsOf(a);
   const tb = turnsOf(b);
   return Array.from({ length: Math.max(ta.length, tb.length) }, (_, k) => {
@@ -51,17 +51,17 @@ export function alignTurns(a: RolloutView, b: RolloutView): AlignedTurn[] {
 
 const clip = (s: string, n = 160) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
-/** The comparison section of two rollout samples. */
-export function renderRolloutCompare(
+/** The comparison section of two dump samples. */
+export function renderDumpCompare(
   doc: Document,
-  pinned: { view: RolloutView; title: string },
-  current: { view: RolloutView; title: string },
+  pinned: { view: DumpView; title: string },
+  current: { view: DumpView; title: string },
   onUnpin: () => void,
 ): HTMLElement {
   const a = pinned.view;
   const b = current.view;
-  const trained = (v: RolloutView) => String(v.lossMask.reduce((s, x) => s + x, 0));
-  const rules = (v: RolloutView) => v.findings.map((f) => f.rule).join(', ') || 'none';
+  const trained = (v: DumpView) => String(v.lossMask.reduce((s, x) => s + x, 0));
+  const rules = (v: DumpView) => v.findings.map((f) => f.rule).join(', ') || 'none';
   const lines: CompareLine[] = (
     [
       ['reward', a.reward?.toFixed(3) ?? '–', b.reward?.toFixed(3) ?? '–'],

@@ -1,15 +1,15 @@
 /**
- * Lint a whole rollout file, streaming: one line in memory at a time, with progress and cancel.
+ * Lint a whole dump file, streaming: one line in memory at a time, with progress and cancel.
  */
 import { detectFormat, parseRecord } from './formats.js';
 import { readLineAt, readLines, type ScanHooks } from './lines.js';
 import type { OwnerSource } from './owners.js';
 import { type Finding, type LintOptions, lintSample } from './rules.js';
-import { describeRejection, type Rejection, type RolloutFormat, type RolloutSample } from './sample.js';
+import { type DumpFormat, type DumpSample, describeRejection, type Rejection } from './sample.js';
 
 export interface FileLint {
   path: string;
-  format: RolloutFormat;
+  format: DumpFormat;
   /** Records (non-blank lines) read. */
   samples: number;
   findings: Finding[];
@@ -21,19 +21,19 @@ export interface FileLint {
 }
 
 export interface LintFileOptions extends LintOptions, ScanHooks {
-  format?: RolloutFormat | 'auto';
+  format?: DumpFormat | 'auto';
   /** Called for every sample after it is linted (the viewer's hook). */
-  onSample?: (sample: RolloutSample, findings: Finding[]) => void;
+  onSample?: (sample: DumpSample, findings: Finding[]) => void;
   /** Stop keeping findings after this many (they are still counted in `samples`); default 100000. */
   maxFindings?: number;
 }
 
-/** Lint a JSONL rollout file: Result-like `{ok, value: FileLint}` or `{ok: false, error}` when unreadable. */
+/** Lint a JSONL dump file: Result-like `{ok, value: FileLint}` or `{ok: false, error}` when unreadable. */
 export async function lintFile(
   path: string,
   opts: LintFileOptions = {},
 ): Promise<{ ok: true; value: FileLint } | { ok: false; error: string }> {
-  let format: RolloutFormat | undefined = opts.format && opts.format !== 'auto' ? opts.format : undefined;
+  let format: DumpFormat | undefined = opts.format && opts.format !== 'auto' ? opts.format : undefined;
   const out: FileLint = {
     path,
     format: format ?? 'jsonl',
@@ -44,7 +44,7 @@ export async function lintFile(
     cancelled: false,
   };
   const sources = new Set<OwnerSource>();
-  const lastTurn = new Map<string | number, RolloutSample>();
+  const lastTurn = new Map<string | number, DumpSample>();
   const maxFindings = opts.maxFindings ?? 100_000;
   try {
     for await (const line of readLines(path, opts)) {
@@ -96,7 +96,7 @@ export async function lintFile(
 /** Read one record by its byte offset and length (from indexLines): `Result<samples [S]>`, for viewers. */
 export async function readRecordAt(
   path: string,
-  format: RolloutFormat,
+  format: DumpFormat,
   index: number,
   offset: number,
   bytes: number,

@@ -1,9 +1,9 @@
-/** Moving through a rollout file's findings (pure: the extension host uses it without the tokenizer). */
-import type { RolloutFileSummary } from './view.js';
+/** Moving through a dump file's findings (pure: the extension host uses it without the tokenizer). */
+import type { DumpFileSummary } from './view.js';
 
 /** The next record after `from` (or before it, direction -1) with findings of `rule` (any rule: null); null if none. */
 export function nextRecordWithFindings(
-  s: RolloutFileSummary,
+  s: DumpFileSummary,
   from: number,
   direction: -1 | 1,
   rule: string | null,

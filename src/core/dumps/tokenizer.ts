@@ -12,7 +12,7 @@ import { type ChatMessage, fail, ok, type Result } from './sample.js';
 /** Chat-template families whose markers the owner inference knows. */
 export type TemplateFamily = 'chatml' | 'llama3' | 'unknown';
 
-export interface RolloutTokenizer {
+export interface DumpTokenizer {
   /** Where it was loaded from (a folder), or a label. */
   source: string;
   family: TemplateFamily;
@@ -55,12 +55,12 @@ function chatTemplateOf(config: Record<string, unknown>): string | undefined {
   return undefined;
 }
 
-/** Build a RolloutTokenizer from parsed tokenizer.json and tokenizer_config.json objects. */
+/** Build a DumpTokenizer from parsed tokenizer.json and tokenizer_config.json objects. */
 export function tokenizerFromJson(
   tokenizerJson: Record<string, unknown>,
   config: Record<string, unknown>,
   source = 'tokenizer.json',
-): Result<RolloutTokenizer, string> {
+): Result<DumpTokenizer, string> {
   let tok: Tokenizer;
   try {
     tok = new Tokenizer(tokenizerJson, config);
@@ -104,7 +104,7 @@ export function tokenizerFromJson(
   }
   if (eosId !== undefined && (family === 'unknown' || endIds.size === 0)) endIds.add(eosId);
   let template: Template | undefined;
-  const render: RolloutTokenizer['render'] = (messages, opts = {}) => {
+  const render: DumpTokenizer['render'] = (messages, opts = {}) => {
     if (!chatTemplate) return fail('tokenizer_config.json has no chat_template');
     try {
       template ??= new Template(chatTemplate);
@@ -139,7 +139,7 @@ export function tokenizerFromJson(
 }
 
 /** Load `DIR/tokenizer.json` + `DIR/tokenizer_config.json` (+ `chat_template.jinja`): Result<tokenizer, what is missing or bad>. */
-export function loadTokenizerDir(dir: string): Result<RolloutTokenizer, string> {
+export function loadTokenizerDir(dir: string): Result<DumpTokenizer, string> {
   const read = (name: string): Result<Record<string, unknown>, string> => {
     const file = path.join(dir, name);
     if (!fs.existsSync(file)) return fail(`${dir} has no ${name}`);
@@ -164,7 +164,7 @@ export function loadTokenizerDir(dir: string): Result<RolloutTokenizer, string> 
   return tokenizerFromJson(tj.value, tc.value, dir);
 }
 
-/** A tokenizer folder beside a rollout file: its own folder, or `tokenizer/` in it, or none. */
+/** A tokenizer folder beside a dump file: its own folder, or `tokenizer/` in it, or none. */
 export function findTokenizerBeside(file: string): string | undefined {
   const here = path.dirname(path.resolve(file));
   for (const dir of [here, path.join(here, 'tokenizer')])

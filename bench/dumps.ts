@@ -1,20 +1,19 @@
 /**
- * Rollout-file scale benchmark (issue 15): writes a large NeMo-RL-style `train_data_step{N}.jsonl`
+ * Dump-file scale benchmark (issue 15): writes a large NeMo-RL-style `train_data_step{N}.jsonl`
  * to os.tmpdir() (never to the repo), then times indexing it by byte offsets and linting it with the
  * id-level rules and the real Qwen3 tokenizer, one line in memory at a time, and reports the peak
  * RSS. The goal: 1 GB indexed and linted in under 60 s with under 500 MB of memory.
  *
- *   node --import tsx bench/rollouts.ts                 (1024 MB)
- *   node --import tsx bench/rollouts.ts --mb 200        (a smaller file)
- *   node --import tsx bench/rollouts.ts --file F.jsonl  (an existing file, not deleted)
+ *   node --import tsx bench/dumps.ts                 (1024 MB)
+ *   node --import tsx bench/dumps.ts --mb 200        (a smaller file)
+ *   node --import tsx bench/dumps.ts --file F.jsonl  (an existing file, not deleted)
  *   --keep keeps the generated file; --pad N pads every line to N tokens (default 8192).
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { build, conversations, nemoRlLine, QWEN3_DIR, variant } from '../scripts/make-rollout-fixtures.js';
-import { Rng } from '../src/core/rng.js';
+import { build, conversations, nemoRlLine, QWEN3_DIR, variant } from '../scripts/make-dump-fixtures.js';
 import {
   type ChatMessage,
   indexLines,
@@ -22,8 +21,9 @@ import {
   loadTokenizerDir,
   parseRecord,
   readLines,
-} from '../src/core/rollouts/index.js';
-import { rolloutOpen, rolloutSample } from '../src/trainer/rollout-jobs.js';
+} from '../src/core/dumps/index.js';
+import { Rng } from '../src/core/rng.js';
+import { dumpOpen, dumpSample } from '../src/trainer/dump-jobs.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -118,12 +118,12 @@ async function main() {
     // What opening the file in VS Code does before the first sample is on screen, in the trainer
     // process: load the tokenizer, index the file, read and lint record 1 (the whole-file lint follows).
     t0 = performance.now();
-    const quick = await rolloutOpen(
-      { kind: 'rolloutOpen', file, tokenizer: QWEN3_DIR, format: 'auto', lint: false },
+    const quick = await dumpOpen(
+      { kind: 'dumpOpen', file, tokenizer: QWEN3_DIR, format: 'auto', lint: false },
       { progress: () => {}, cancelled: () => false },
     );
-    await rolloutSample({
-      kind: 'rolloutSample',
+    await dumpSample({
+      kind: 'dumpSample',
       file,
       tokenizer: QWEN3_DIR,
       format: quick.format,

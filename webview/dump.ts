@@ -1,28 +1,29 @@
 /**
- * The inspector for a real trainer's rollout: the file's findings per rule, this sample's findings
+ * The inspector for a real trainer's dump: the file's findings per rule, this sample's findings
  * (each one jumps to its tokens), the token strip with owners, the loss mask and the flagged tokens,
  * and the detail of a token (both log-probs and their gap, the advantage, the findings on it).
  */
+
+import type { DumpFileSummary, DumpView } from '../src/core/dumps/view.js';
 import { OWNER_NAMES } from '../src/core/gym/episode.js';
-import type { RolloutFileSummary, RolloutView } from '../src/core/rollouts/view.js';
+import { renderDumpCompare } from './dump-compare.js';
 import { stripRow, walkButtons } from './page.js';
-import { renderRolloutCompare } from './rollout-compare.js';
 import { renderTokenStrip, type StripEpisode } from './strip.js';
 import { openBesideButton } from './toolkit.js';
 
-/** What the rollout page shows. */
-export interface RolloutModel {
+/** What the dump page shows. */
+export interface DumpModel {
   title: string;
-  summary: RolloutFileSummary;
-  view: RolloutView;
+  summary: DumpFileSummary;
+  view: DumpView;
   /** Which sample of the record this is, of how many (prime-rl records hold several branches). */
   sample: number;
   samples: number;
   /** A sample pinned to compare others with. */
-  pinned?: { view: RolloutView; title: string } | null;
+  pinned?: { view: DumpView; title: string } | null;
 }
 
-export interface RolloutHandlers {
+export interface DumpHandlers {
   /** Go to the previous (-1) or next (1) record with findings (of one rule, or any). */
   onNavigate?(direction: -1 | 1, rule: string | null): void;
   /** Previous (-1) or next (1) row of the episode table's filtered list. */
@@ -41,12 +42,12 @@ const OWNER_HELP: Record<string, string> = {
 };
 
 /** The strip's episode: the loss mask [T] as the per-position mask [T-1] (position i-1 predicts token i). */
-export function stripEpisodeOf(v: RolloutView): StripEpisode {
+export function stripEpisodeOf(v: DumpView): StripEpisode {
   return { tokens: v.tokens, turn: v.turn, owner: v.owner, actionMask: v.lossMask.slice(1) };
 }
 
 /** Token index -> the findings on it, as one line each (positions are in the record's frame). */
-export function findingsByToken(v: RolloutView): Map<number, string[]> {
+export function findingsByToken(v: DumpView): Map<number, string[]> {
   const out = new Map<number, string[]>();
   for (const f of v.findings)
     for (const p of f.positions) {
@@ -61,8 +62,8 @@ export function findingsByToken(v: RolloutView): Map<number, string[]> {
 
 const fmt = (x: number | null | undefined) => (x === null || x === undefined ? '—' : x.toFixed(4));
 
-/** The fields shown for token i of a rollout sample. */
-export function rolloutTokenDetail(v: RolloutView, i: number): [string, string][] {
+/** The fields shown for token i of a dump sample. */
+export function dumpTokenDetail(v: DumpView, i: number): [string, string][] {
   const sp = v.samplerLogprobs?.[i] ?? null;
   const tp = v.trainerLogprobs?.[i] ?? null;
   const rows: [string, string][] = [
@@ -82,11 +83,11 @@ export function rolloutTokenDetail(v: RolloutView, i: number): [string, string][
   return rows;
 }
 
-/** The detail panel of one token of a rollout sample. */
-export function renderRolloutDetail(doc: Document, v: RolloutView, i: number): HTMLElement {
+/** The detail panel of one token of a dump sample. */
+export function renderDumpDetail(doc: Document, v: DumpView, i: number): HTMLElement {
   const dl = doc.createElement('dl');
   dl.className = 'detail';
-  for (const [k, val] of rolloutTokenDetail(v, i)) {
+  for (const [k, val] of dumpTokenDetail(v, i)) {
     const dt = doc.createElement('dt');
     dt.textContent = k;
     const dd = doc.createElement('dd');
@@ -105,8 +106,8 @@ function el<K extends keyof HTMLElementTagNameMap>(doc: Document, tag: K, cls: s
 }
 
 /** The file's findings per rule, with navigation to the records that have them. */
-export function renderFileFindings(doc: Document, m: RolloutModel, h: RolloutHandlers): HTMLElement {
-  const box = el(doc, 'section', 'rollout-file');
+export function renderFileFindings(doc: Document, m: DumpModel, h: DumpHandlers): HTMLElement {
+  const box = el(doc, 'section', 'dump-file');
   const s = m.summary;
   const total = s.rules.reduce((a, r) => a + r.findings, 0);
   const withFindings = s.findingsPerRecord.filter((n) => n > 0).length;
@@ -158,11 +159,7 @@ export function renderFileFindings(doc: Document, m: RolloutModel, h: RolloutHan
 }
 
 /** This sample's findings, each a link to its first token. */
-export function renderSampleFindings(
-  doc: Document,
-  v: RolloutView,
-  onToken: (i: number) => void,
-): HTMLElement {
+export function renderSampleFindings(doc: Document, v: DumpView, onToken: (i: number) => void): HTMLElement {
   const box = el(doc, 'section', 'sample-findings');
   box.appendChild(
     el(doc, 'h2', '', `This sample: ${v.findings.length} finding${v.findings.length === 1 ? '' : 's'}`),
@@ -188,8 +185,8 @@ export function renderSampleFindings(
   return box;
 }
 
-/** The legend of the rollout strip. */
-function renderRolloutLegend(doc: Document): HTMLElement {
+/** The legend of the dump strip. */
+function renderDumpLegend(doc: Document): HTMLElement {
   const legend = el(doc, 'div', 'legend');
   legend.setAttribute('aria-label', 'legend');
   const item = (cls: string, label: string) => {
@@ -204,14 +201,14 @@ function renderRolloutLegend(doc: Document): HTMLElement {
   return legend;
 }
 
-/** The whole rollout page. */
-export function renderRolloutPage(
+/** The whole dump page. */
+export function renderDumpPage(
   doc: Document,
-  m: RolloutModel,
-  h: RolloutHandlers,
+  m: DumpModel,
+  h: DumpHandlers,
   onToken: (i: number) => void,
 ): HTMLElement {
-  const root = el(doc, 'div', 'inspector rollout');
+  const root = el(doc, 'div', 'inspector dump');
   const v = m.view;
   const header = el(doc, 'header', '');
   header.appendChild(walkButtons(doc, (d) => h.onWalk?.(d)));
@@ -249,15 +246,15 @@ export function renderRolloutPage(
   stripBox.appendChild(renderTokenStrip(doc, stripEpisodeOf(v), null, { flags }));
   const detail = el(doc, 'aside', 'detail-box');
   detail.setAttribute('aria-live', 'polite');
-  detail.appendChild(renderRolloutDetail(doc, v, 0));
+  detail.appendChild(renderDumpDetail(doc, v, 0));
   root.append(
     stripRow(doc, stripBox, detail),
     renderSampleFindings(doc, v, onToken),
     ...(m.pinned && !isPinned
-      ? [renderRolloutCompare(doc, m.pinned, { view: v, title: m.title }, () => h.onPin?.(false))]
+      ? [renderDumpCompare(doc, m.pinned, { view: v, title: m.title }, () => h.onPin?.(false))]
       : []),
     renderFileFindings(doc, m, h),
-    renderRolloutLegend(doc),
+    renderDumpLegend(doc),
   );
   return root;
 }

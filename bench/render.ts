@@ -32,7 +32,7 @@ import type { CreditResult } from '../src/protocol/trainer.js';
 /** The explorer's page size (src/extension/run-tree.ts; that module needs vscode). */
 const PAGE = 100;
 
-import { emptyTable, filterRows, parseFilter, pushRow, sortRows } from '../src/core/browse/episode-table.js';
+import { emptyTable, filterRows, parseFilter, pushRow, sortRows } from '../src/core/browse/table.js';
 import { renderDashboard } from '../webview/charts.js';
 import { renderCreditBars } from '../webview/credit.js';
 import { renderTokenStrip } from '../webview/strip.js';

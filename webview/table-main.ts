@@ -11,7 +11,7 @@ import {
   filterRows,
   parseFilter,
   sortRows,
-} from '../src/core/browse/episode-table.js';
+} from '../src/core/browse/table.js';
 import {
   type FromTable,
   parseTableState,

@@ -22,7 +22,6 @@ export * from './rl/critic.js';
 export { splitPgGradients, splitRows } from './rl/grad-pool.js';
 export * from './rl/grpo.js';
 export * from './rl/loss.js';
-export { maskedMean } from './rl/loss.js';
 export * from './rl/policy-gradient.js';
 export * from './rl/sft.js';
 export * from './rl/train.js';

@@ -11,8 +11,13 @@
 import * as v from 'valibot';
 import { suggest } from './suggest.js';
 
-/** A parse outcome: the value, or why it was rejected. */
-export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
+/** An outcome: the value, or why not (by default one line of text). */
+export type Result<T, E = string> = { ok: true; value: T } | { ok: false; error: E };
+
+/** `ok(value)`: a successful Result. */
+export const ok = <T>(value: T): Result<T, never> => ({ ok: true, value });
+/** `fail(error)`: a failed Result. */
+export const fail = <E>(error: E): Result<never, E> => ({ ok: false, error });
 
 /** Deepest nesting accepted before a schema runs (a guard against stack overflows on hostile input). */
 export const MAX_DEPTH = 64;
@@ -79,7 +84,7 @@ export function parse<S extends v.GenericSchema>(
   schema: S,
   x: unknown,
   where: string,
-): Parsed<v.InferOutput<S>> {
+): Result<v.InferOutput<S>> {
   try {
     if (depthOf(x) > MAX_DEPTH)
       return { ok: false, error: `${where}: nested deeper than ${MAX_DEPTH} levels` };

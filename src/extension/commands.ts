@@ -6,10 +6,10 @@ import { makeRLConfig } from '../core/rl/config.js';
 import type { Job, RunResult } from '../protocol/trainer.js';
 import type { Dashboard } from './dashboard.js';
 import { outcomeFromStep } from './episode-source.js';
-import type { EpisodeTablePanel } from './episode-table.js';
 import type { Inspectors } from './inspectors.js';
 import type { EpisodeEntry } from './run-index.js';
 import type { Node, RunTreeProvider } from './run-tree.js';
+import type { EpisodeTablePanel } from './table-panel.js';
 import type { TrainerClient } from './trainer-client.js';
 
 const POLICY_DETAIL: Record<ScriptedPolicyName, string> = {

@@ -7,10 +7,10 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { Commands } from './commands.js';
 import { DASHBOARD_VIEW_TYPE, Dashboard } from './dashboard.js';
-import { EpisodeTablePanel, TABLE_VIEW_TYPE } from './episode-table.js';
 import { INSPECTOR_VIEW_TYPE } from './inspector.js';
 import { Inspectors } from './inspectors.js';
 import { RunTreeProvider } from './run-tree.js';
+import { EpisodeTablePanel, TABLE_VIEW_TYPE } from './table-panel.js';
 import { TrainerClient } from './trainer-client.js';
 import { isInside } from './workspace-folders.js';
 

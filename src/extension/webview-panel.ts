@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
-import type { Parsed } from '../protocol/trainer.js';
+import type { Result } from '../protocol/trainer.js';
 
 export type WebviewView = 'inspector' | 'dashboard' | 'table';
 
@@ -70,7 +70,7 @@ export interface PanelWiring<M> {
   view: WebviewView;
   title: string;
   /** The protocol's parser of messages from this webview. */
-  parse(raw: unknown): Parsed<M>;
+  parse(raw: unknown): Result<M>;
   onMessage(m: M): void | Promise<void>;
   log(line: string): void;
   onDispose(): void;

@@ -13,7 +13,7 @@
  * declared once and shared with the webview protocol (webview.ts), which forwards some of them.
  */
 import * as v from 'valibot';
-import type { EpisodeTable } from '../core/browse/episode-table.js';
+import type { EpisodeTable } from '../core/browse/table.js';
 import { type ContextPolicy, ContextPolicySchema } from '../core/context/policy.js';
 import { DUMP_FORMATS } from '../core/dumps/sample.js';
 import type { DumpFileSummary, DumpView } from '../core/dumps/view.js';
@@ -42,9 +42,9 @@ import {
   num,
   numbers,
   oneOf,
-  type Parsed,
   parse,
   parseOrThrow,
+  type Result,
   show,
   strict,
   strictEntries,
@@ -52,7 +52,7 @@ import {
   text,
 } from '../core/schema.js';
 
-export type { Parsed };
+export type { Result };
 
 /** Episodes a sampling job may write. */
 export const MAX_SAMPLE_EPISODES = 100_000;
@@ -681,15 +681,15 @@ export function checkJob(x: unknown): Job {
 }
 
 /** Check a message from the host (in the trainer). Never throws. */
-export function parseHostMessage(x: unknown): Parsed<HostMessage> {
+export function parseHostMessage(x: unknown): Result<HostMessage> {
   if (!isObject(x)) return { ok: false, error: 'message: expected an object' };
-  return parse(HostMessageSchema, x, messageName(x)) as Parsed<HostMessage>;
+  return parse(HostMessageSchema, x, messageName(x)) as Result<HostMessage>;
 }
 
 /** Check a message from the trainer (in the host). Never throws. */
-export function parseTrainerMessage(x: unknown): Parsed<TrainerMessage> {
+export function parseTrainerMessage(x: unknown): Result<TrainerMessage> {
   if (!isObject(x)) return { ok: false, error: 'message: expected an object' };
-  return parse(TrainerMessageSchema, x, messageName(x)) as Parsed<TrainerMessage>;
+  return parse(TrainerMessageSchema, x, messageName(x)) as Result<TrainerMessage>;
 }
 
 /** Check a mask-check result (shapes consistent); throws naming the field. */

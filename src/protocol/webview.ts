@@ -21,7 +21,7 @@
  * after a window reload) is an `InspectorState`; the dashboard's is a `DashboardState`.
  */
 import * as v from 'valibot';
-import { COLUMNS, type Column, type EpisodeTable } from '../core/browse/episode-table.js';
+import { COLUMNS, type Column, type EpisodeTable } from '../core/browse/table.js';
 import { type ContextPolicy, ContextPolicySchema } from '../core/context/policy.js';
 import type { DumpFileSummary, DumpView } from '../core/dumps/view.js';
 import { type TrajectoryJSON, TrajectoryJSONSchema } from '../core/gym/trajectory-json.js';
@@ -55,9 +55,9 @@ import {
   MAX_TABLE_ROWS,
   MaskCheckResultSchema,
   messageName,
-  type Parsed,
   type RerunResult,
   RerunResultSchema,
+  type Result,
 } from './trainer.js';
 
 /** Where the shown episode comes from, as the webview needs it. */
@@ -420,18 +420,18 @@ const DashboardStateSchema = strict({
 });
 
 /** Parse a message by its schema, prefixed by its type; never throws. */
-function parseMessage<T>(schema: v.GenericSchema, x: unknown): Parsed<T> {
+function parseMessage<T>(schema: v.GenericSchema, x: unknown): Result<T> {
   if (!isObject(x)) return { ok: false, error: 'message: expected an object' };
-  return parse(schema, x, messageName(x)) as Parsed<T>;
+  return parse(schema, x, messageName(x)) as Result<T>;
 }
 
 /** Check a message arriving in the inspector webview. */
-export function parseToWebview(x: unknown): Parsed<ToWebview> {
+export function parseToWebview(x: unknown): Result<ToWebview> {
   return parseMessage<ToWebview>(ToWebviewSchema, x);
 }
 
 /** Check a message arriving in the extension host from the inspector webview. */
-export function parseFromWebview(x: unknown): Parsed<FromWebview> {
+export function parseFromWebview(x: unknown): Result<FromWebview> {
   return parseMessage<FromWebview>(FromWebviewSchema, x);
 }
 
@@ -442,12 +442,12 @@ export function parseInspectorState(x: unknown): InspectorState | null {
 }
 
 /** Check a message arriving in the dashboard webview. */
-export function parseToDashboard(x: unknown): Parsed<ToDashboard> {
+export function parseToDashboard(x: unknown): Result<ToDashboard> {
   return parseMessage<ToDashboard>(ToDashboardSchema, x);
 }
 
 /** Check a message arriving in the extension host from the dashboard webview. */
-export function parseFromDashboard(x: unknown): Parsed<FromDashboard> {
+export function parseFromDashboard(x: unknown): Result<FromDashboard> {
   return parseMessage<FromDashboard>(FromDashboardSchema, x);
 }
 
@@ -540,12 +540,12 @@ const TableStateSchema = strict({
 });
 
 /** Check a message arriving in the episode table webview. */
-export function parseToTable(x: unknown): Parsed<ToTable> {
+export function parseToTable(x: unknown): Result<ToTable> {
   return parseMessage<ToTable>(ToTableSchema, x);
 }
 
 /** Check a message arriving in the host from the episode table webview. */
-export function parseFromTable(x: unknown): Parsed<FromTable> {
+export function parseFromTable(x: unknown): Result<FromTable> {
   return parseMessage<FromTable>(FromTableSchema, x);
 }
 

@@ -117,7 +117,7 @@ const SEEDS: Record<string, unknown[]> = {
   job: [{ kind: 'evalContext', runDir: null, model: 'base', policies: [policy], perTask: 2, seed: 7 }],
 };
 
-/** A null-or-value parser as a Parsed one. */
+/** A null-or-value parser as a Result one. */
 const orNull = (v: unknown) =>
   v === null ? { ok: false, error: 'unusable (null)' } : { ok: true, value: v };
 

@@ -10,16 +10,15 @@
  * - jsonl: the documented token-level JSONL: `ids`, `loss_mask` and optional per-token arrays [T].
  */
 import * as v from 'valibot';
+import { fail, ok, type Result } from '../schema.js';
 import {
   type ChatMessage,
   type DumpFormat,
   type DumpSample,
   describeValue,
-  fail,
   type LengthIssue,
-  ok,
+  type Read,
   type Rejection,
-  type Result,
 } from './sample.js';
 
 /** The fields each format is recognised by (for detection and for error messages). */
@@ -51,7 +50,7 @@ export function detectFormat(record: unknown): Result<DumpFormat, string> {
   );
 }
 
-type Reader = (record: unknown, index: number) => Result<DumpSample[]>;
+type Reader = (record: unknown, index: number) => Read<DumpSample[]>;
 
 /** The reader of a format: `(parsed record, line index) -> Result<samples>`. */
 export function readerFor(format: DumpFormat): Reader {
@@ -61,7 +60,7 @@ export function readerFor(format: DumpFormat): Reader {
 }
 
 /** Parse one JSONL line of a format into samples; a bad line is a Rejection, never a throw. */
-export function parseRecord(format: DumpFormat, text: string, index: number): Result<DumpSample[]> {
+export function parseRecord(format: DumpFormat, text: string, index: number): Read<DumpSample[]> {
   let record: unknown;
   try {
     record = JSON.parse(text);
@@ -113,7 +112,7 @@ function reject(index: number, issues: readonly v.BaseIssue<unknown>[]): Rejecti
   return { record: index, field, expected: issue.expected ?? 'a valid value', found: issue.received };
 }
 
-function parse<S extends v.GenericSchema>(schema: S, x: unknown, index: number): Result<v.InferOutput<S>> {
+function parse<S extends v.GenericSchema>(schema: S, x: unknown, index: number): Read<v.InferOutput<S>> {
   const r = v.safeParse(schema, x, { abortEarly: true });
   return r.success ? ok(r.output) : fail(reject(index, r.issues));
 }
@@ -143,7 +142,7 @@ const NemoRl = v.object({
   idx: v.optional(v.number()),
 });
 
-function readNemoRl(record: unknown, index: number): Result<DumpSample[]> {
+function readNemoRl(record: unknown, index: number): Read<DumpSample[]> {
   if (typeof record !== 'object' || record === null || Array.isArray(record))
     return fail({ record: index, field: '', expected: 'a JSON object', found: describeValue(record) });
   const o = record as Record<string, unknown>;
@@ -219,7 +218,7 @@ const Episode = v.object({
 type TraceT = v.InferOutput<typeof Trace>;
 type NodeT = v.InferOutput<typeof Node>;
 
-function readPrimeRl(record: unknown, index: number): Result<DumpSample[]> {
+function readPrimeRl(record: unknown, index: number): Read<DumpSample[]> {
   const isTrace = typeof record === 'object' && record !== null && 'nodes' in record && !('traces' in record);
   const r = isTrace ? parse(Trace, record, index) : parse(Episode, record, index);
   if (!r.ok) return r;
@@ -383,7 +382,7 @@ function perToken<E>(xs: E[], T: number, first: E): E[] {
   return out;
 }
 
-function readEpisodeLab(record: unknown, index: number): Result<DumpSample[]> {
+function readEpisodeLab(record: unknown, index: number): Read<DumpSample[]> {
   const r = parse(EpisodeLab, record, index);
   if (!r.ok) return r;
   const x = r.value;
@@ -439,7 +438,7 @@ const Jsonl = v.object({
   episode: v.optional(v.union([v.string(), v.number()])),
 });
 
-function readJsonl(record: unknown, index: number): Result<DumpSample[]> {
+function readJsonl(record: unknown, index: number): Read<DumpSample[]> {
   const r = parse(Jsonl, record, index);
   if (!r.ok) return r;
   const x = r.value;

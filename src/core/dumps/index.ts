@@ -1,10 +1,10 @@
 /** Dump files of real trainers: readers, tokenizer, owners and the mask lint (no vscode, no tfjs). */
 export * from './formats.js';
+export * from './hf-tokenizer.js';
 export * from './lines.js';
 export * from './lint-file.js';
 export * from './navigate.js';
 export * from './owners.js';
 export * from './rules.js';
 export * from './sample.js';
-export * from './tokenizer.js';
 export * from './view.js';

@@ -7,8 +7,8 @@
  * `ipython`, `<|eot_id|>`/`<|eom_id|>`). Unknown templates: owners from the mask alone, said so.
  */
 
+import type { DumpTokenizer } from './hf-tokenizer.js';
 import { OWNER } from './sample.js';
-import type { DumpTokenizer } from './tokenizer.js';
 
 /** How the owners of a sample were found. */
 export type OwnerSource = 'file' | 'template' | 'mask';

@@ -4,9 +4,9 @@
  * one-line explanation.
  */
 import { CALL_END } from '../gym/grammar.js';
+import { type DumpTokenizer, showToken } from './hf-tokenizer.js';
 import { checkStructure, inferOwners, type OwnerSource, type Owners } from './owners.js';
 import { type DumpSample, OWNER } from './sample.js';
-import { type DumpTokenizer, showToken } from './tokenizer.js';
 
 export const RULE_IDS = [
   'mask-on-tool',

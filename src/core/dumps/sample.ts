@@ -12,6 +12,7 @@
  *   who wrote each token (Episode Lab's own format); otherwise owners are inferred from the tokenizer.
  */
 import { OWNER, OWNER_NAMES, type OwnerName } from '../gym/episode.js';
+import type { Result } from '../schema.js';
 
 export { OWNER, OWNER_NAMES, type OwnerName };
 
@@ -75,12 +76,8 @@ export interface Rejection {
   found: string;
 }
 
-export type Result<T, E = Rejection> = { ok: true; value: T } | { ok: false; error: E };
-
-/** `ok(value)`: a successful Result. */
-export const ok = <T>(value: T): Result<T, never> => ({ ok: true, value });
-/** `fail(error)`: a failed Result. */
-export const fail = <E>(error: E): Result<never, E> => ({ ok: false, error });
+/** A reader's outcome: the value, or the rejection of the record. */
+export type Read<T> = Result<T, Rejection>;
 
 /** One line of text describing a rejection: `line 3: "token_ids": expected ..., found ...`. */
 export function describeRejection(r: Rejection): string {

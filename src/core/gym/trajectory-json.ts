@@ -18,7 +18,7 @@
  * }
  */
 import * as v from 'valibot';
-import { bool, finite, int, loose, numbers, type Parsed, parse, show, strings, text } from '../schema.js';
+import { bool, finite, int, loose, numbers, parse, type Result, show, strings, text } from '../schema.js';
 import type { Trajectory } from './episode.js';
 import type { EpisodeInfo } from './rewards.js';
 import type { Tokenizer } from './tokenizer.js';
@@ -132,8 +132,8 @@ export const TrajectoryJSONSchema = v.pipe(
 );
 
 /** Check a parsed JSON value is a trajectory; the result names the wrong field. Never throws. */
-export function parseTrajectoryJSON(x: unknown, where = 'trajectory'): Parsed<TrajectoryJSON> {
-  return parse(TrajectoryJSONSchema, x, where) as Parsed<TrajectoryJSON>;
+export function parseTrajectoryJSON(x: unknown, where = 'trajectory'): Result<TrajectoryJSON> {
+  return parse(TrajectoryJSONSchema, x, where) as Result<TrajectoryJSON>;
 }
 
 /** Check a parsed JSON value is a trajectory; throws `not a trajectory: <which field is wrong>`. */

@@ -374,7 +374,10 @@ export function turnGae(
 // ---------------------------------------------------------------------------------------------
 
 /** Mean of x over positions where mask is 1 (a number; 0 when the mask is empty): [B, T], [B, T] -> scalar. */
-export function maskedMean(x: readonly (readonly number[])[], mask: readonly (readonly number[])[]): number {
+export function maskedMeanRows(
+  x: readonly (readonly number[])[],
+  mask: readonly (readonly number[])[],
+): number {
   checkSameShape('x', x, mask);
   let s = 0;
   let n = 0;
@@ -396,8 +399,8 @@ export function maskedWhiten(
   mask: readonly (readonly number[])[],
   eps = 1e-6,
 ): Matrix {
-  const mean = maskedMean(x, mask);
-  const variance = maskedMean(
+  const mean = maskedMeanRows(x, mask);
+  const variance = maskedMeanRows(
     x.map((row) => row.map((v) => (v - mean) ** 2)),
     mask,
   );
@@ -418,8 +421,8 @@ export function explainedVariance(
 ): number {
   checkSameShape('values', values, mask);
   const variance = (x: readonly (readonly number[])[]) => {
-    const m = maskedMean(x, mask);
-    return maskedMean(
+    const m = maskedMeanRows(x, mask);
+    return maskedMeanRows(
       x.map((row) => row.map((v) => (v - m) ** 2)),
       mask,
     );

@@ -25,7 +25,7 @@ import {
   explainedVariance,
   gaeAdvantages,
   groupAdvantages,
-  maskedMean,
+  maskedMeanRows,
   maskedTruncationAdvantages,
   maskedWhiten,
   outcomeRewards,
@@ -443,9 +443,9 @@ describe('masked statistics', () => {
     assert.ok(maskedWhiten([[2, 2, 2]], [[1, 1, 0]])[0].every((v) => v === 0));
   });
 
-  it('maskedMean averages over the mask only', () => {
+  it('maskedMeanRows averages over the mask only', () => {
     assert.equal(
-      maskedMean(
+      maskedMeanRows(
         [
           [1, 100, 3],
           [5, 0, 0],
@@ -457,7 +457,7 @@ describe('masked statistics', () => {
       ),
       3,
     );
-    assert.equal(maskedMean([[1]], [[0]]), 0);
+    assert.equal(maskedMeanRows([[1]], [[0]]), 0);
   });
 
   it('explainedVariance is 1 for a perfect critic, 0 for a constant-mean one, NaN for constant returns', () => {

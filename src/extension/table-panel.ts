@@ -7,7 +7,7 @@
  */
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { type EpisodeTable, emptyTable, pushRow } from '../core/browse/episode-table.js';
+import { type EpisodeTable, emptyTable, pushRow } from '../core/browse/table.js';
 import type { DumpFileSummary } from '../core/dumps/view.js';
 import {
   type FromTable,

@@ -7,7 +7,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Template } from '@huggingface/jinja';
 import { Tokenizer } from '@huggingface/tokenizers';
-import { type ChatMessage, fail, ok, type Result } from './sample.js';
+import { fail, ok, type Result } from '../schema.js';
+import type { ChatMessage } from './sample.js';
 
 /** Chat-template families whose markers the owner inference knows. */
 export type TemplateFamily = 'chatml' | 'llama3' | 'unknown';

@@ -1,5 +1,5 @@
-/** The episode table of a run: one row per episode of episodes.jsonl (src/core/browse/episode-table.ts). */
-import { type EpisodeTable, emptyTable, pushRow } from '../browse/episode-table.js';
+/** The episode table of a run: one row per episode of episodes.jsonl (src/core/browse/table.ts). */
+import { type EpisodeTable, emptyTable, pushRow } from '../browse/table.js';
 import { callTexts } from '../gym/episode.js';
 import type { TrajectoryJSON } from '../gym/trajectory-json.js';
 

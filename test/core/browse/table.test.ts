@@ -7,7 +7,7 @@ import {
   parseFilter,
   pushRow,
   sortRows,
-} from '../../../src/core/browse/episode-table.js';
+} from '../../../src/core/browse/table.js';
 
 const row = (over: Partial<EpisodeRow>): EpisodeRow => ({
   key: 'k',

@@ -1,26 +1,11 @@
 /**
- * Render functions of the analysis views (issue 8) with fixed data: the credit bars line up with
+ * Render functions of the analysis views with fixed data: the credit bars line up with
  * the calls, a keep_obs view greys exactly the dropped tool tokens, the dashboard draws one curve
  * per series and a mean ± sd band per group of seeds, the cross table is models x contexts.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { parseHTML } from 'linkedom';
-import {
-  callSpans,
-  callTable,
-  makeEnv,
-  makeTasks,
-  OWNER,
-  oracle,
-  Rng,
-  randomizeNames,
-  runScripted,
-  type TrajectoryJSON,
-  toTrajectoryJSON,
-  turnGae,
-} from '../../src/core/index.js';
-import type { CreditResult } from '../../src/protocol/trainer.js';
+import { callSpans, OWNER } from '../../src/core/index.js';
 import type { RunSeries } from '../../src/protocol/webview.js';
 import {
   curveSeries,
@@ -34,51 +19,9 @@ import { CREDIT_SERIES, fitLabel, renderCreditBars } from '../../webview/credit.
 import { renderInspector } from '../../webview/page.js';
 import { heatBucket, renderTokenStrip, tokenDetail } from '../../webview/strip.js';
 import { episodeCalls, stripView, type ViewModel } from '../../webview/view-model.js';
-import { tok } from '../fixtures.js';
+import { credit, doc, ep, task } from './fixtures.js';
 
-const doc = () => parseHTML('<!doctype html><html><body></body></html>').document as unknown as Document;
-
-/** A 4-call episode: read, test, edit, submit (an oracle that also tests). */
-const tester = {
-  ...oracle,
-  name: 'tester',
-  next(ep: Parameters<typeof oracle.next>[0], rng: Rng) {
-    if (ep.nCalls === 1) return '<call> test </call>';
-    return oracle.next(ep, rng);
-  },
-};
-const task = randomizeNames(makeTasks('train')[2], new Rng(5));
-const traj = runScripted(tester as typeof oracle, makeEnv(), task, tok, new Rng(1));
-const ep: TrajectoryJSON = toTrajectoryJSON(traj, tok, {
-  advantages: traj.actionMask.map((m) => (m ? 0.7 : 0)),
-});
 const K = callSpans(ep.actionMask).length;
-
-/** A credit result from fixed rewards and values (what the host computes with a critic). */
-function credit(hasCritic: boolean): CreditResult {
-  const P = ep.actionMask.length;
-  const rewards = ep.actionMask.map(() => 0);
-  const spans = callSpans(ep.actionMask);
-  spans.forEach(([, end]) => {
-    rewards[end] = -0.05;
-  });
-  rewards[spans.at(-1)![1]] += 1;
-  const values = Array.from({ length: P }, (_, i) => 0.1 + i / (2 * P));
-  const adv = values.map((v, i) => (ep.actionMask[i] ? 0.3 - v : 0));
-  const turn = turnGae([rewards], [values], [ep.actionMask], [ep.turn.slice(1)], 1, 1).rows[0];
-  const calls = callTable(ep, turn, adv, 0.7, tok);
-  return {
-    calls,
-    hasCritic,
-    note: 'fixed',
-    tokenAdvantages: adv,
-    values: hasCritic ? values : null,
-    curLogps: null,
-    stepPenalty: 0.05,
-    gamma: 1,
-    lam: 0.95,
-  };
-}
 
 /** An inspector view model of `ep` from a run with no critic, with `over` on top. */
 function vmOf(over: Partial<ViewModel> = {}, retrainUnavailable: string | null = null): ViewModel {

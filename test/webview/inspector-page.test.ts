@@ -1,0 +1,505 @@
+/**
+ * The inspector page driven as the host drives it: `startInspector` on a linkedom document with a
+ * fake VS Code API, messages in, the messages it posts, its saved state and its DOM checked. Each
+ * test opens a fresh page.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { parseHTML } from 'linkedom';
+import type { DumpFileSummary, DumpView } from '../../src/core/dumps/view.js';
+import { makeEnv, oracle, Rng, randomizeNames, runScripted, toTrajectoryJSON } from '../../src/core/index.js';
+import { maskCheck } from '../../src/core/rl/mask-check.js';
+import { initBackend } from '../../src/core/tf/backend.js';
+import type { SourceInfo } from '../../src/protocol/webview.js';
+import { startInspector } from '../../webview/inspector-main.js';
+import { tok, train } from '../fixtures.js';
+import { credit, ep } from './fixtures.js';
+
+type Posted = { type: string } & Record<string, unknown>;
+
+interface Page {
+  app: HTMLElement;
+  document: Document;
+  /** Everything the page posted to the host, in order. */
+  posted: Posted[];
+  /** What the page posted since the last call. */
+  fresh(): Posted[];
+  state(): unknown;
+  send(m: object): void;
+  /** A keydown of `key` dispatched on `target`; returns whether the page took it (preventDefault). */
+  key(target: Element, key: string): boolean;
+  click(selector: string): void;
+  /** Set a dropdown or field to `value` and fire its change. */
+  choose(selector: string, value: string): void;
+  /** An event of `type` dispatched on `target` (it bubbles). */
+  fire(target: Element, type: string): void;
+}
+
+const warnings: string[] = [];
+const warn = console.warn;
+before(async () => {
+  await initBackend('cpu');
+  console.warn = (m: string) => warnings.push(String(m));
+});
+after(() => {
+  console.warn = warn;
+});
+
+/** A fresh page, started with `saved` as its webview state, once it said it is ready. */
+async function open(saved?: unknown): Promise<Page> {
+  const w = parseHTML('<!doctype html><html><body><div id="app"></div></body></html>');
+  const document = w.document as unknown as Document;
+  const Event = (w as unknown as { Event: typeof globalThis.Event }).Event;
+  const app = document.getElementById('app')!;
+  const listeners: ((e: { data: unknown }) => void)[] = [];
+  const posted: Posted[] = [];
+  let seen = 0;
+  let state = saved;
+  const g = globalThis as unknown as Record<string, unknown>;
+  g.document = document;
+  g.window = {
+    scrollY: 0,
+    scrollTo() {},
+    addEventListener(type: string, f: (e: { data: unknown }) => void) {
+      if (type === 'message') listeners.push(f);
+    },
+  };
+  g.acquireVsCodeApi = () => ({
+    postMessage: (m: Posted) => posted.push(structuredClone(m)),
+    getState: () => state,
+    setState: (s: unknown) => {
+      state = structuredClone(s);
+    },
+  });
+  // linkedom has no scrollIntoView; the page scrolls a finding's token into view.
+  const proto = Object.getPrototypeOf(Object.getPrototypeOf(document.createElement('span')));
+  proto.scrollIntoView ??= () => {};
+  startInspector(app);
+  for (let i = 0; i < 400 && !posted.some((m) => m.type === 'ready'); i++)
+    await new Promise((r) => setTimeout(r, 10));
+  assert.ok(
+    posted.some((m) => m.type === 'ready'),
+    'the page says it is ready',
+  );
+  const fire = (target: Element, type: string, props: object = {}) => {
+    const e = Object.assign(new Event(type, { bubbles: true, cancelable: true }), props);
+    target.dispatchEvent(e);
+    return e;
+  };
+  return {
+    app,
+    document,
+    posted,
+    fresh: () => {
+      const out = posted.slice(seen);
+      seen = posted.length;
+      return out;
+    },
+    state: () => state,
+    send: (m) => {
+      for (const f of listeners) f({ data: structuredClone(m) });
+    },
+    key: (target, key) => fire(target, 'keydown', { key }).defaultPrevented,
+    click: (selector) => {
+      const el = app.querySelector(selector);
+      assert.ok(el, `${selector} is on the page`);
+      fire(el, 'click');
+    },
+    choose: (selector, value) => {
+      const el = app.querySelector(selector) as HTMLElement & { value: string };
+      assert.ok(el, `${selector} is on the page`);
+      el.value = value;
+      fire(el, 'change');
+    },
+    fire: (target, type) => {
+      fire(target, type);
+    },
+  };
+}
+
+const SOURCE: SourceInfo = {
+  run: 'r',
+  dir: '/runs/r',
+  model: 'base',
+  critic: false,
+  contextPolicy: { kind: 'full' },
+  retrainUnavailable: null,
+};
+const other = toTrajectoryJSON(
+  runScripted(oracle, makeEnv(), randomizeNames(train[1], new Rng(1)), tok, new Rng(2)),
+  tok,
+);
+const show = (title = 'step 0 · episode 0', episode = ep) => ({
+  type: 'show',
+  episode,
+  title,
+  source: SOURCE,
+});
+const maskOf = (e: typeof ep, bug: 'correct' | 'tool' = 'correct') =>
+  maskCheck(e, { bug, vocabSize: tok.size, padId: tok.padId });
+const maskResult = (requestId: number, e = ep, bug: 'correct' | 'tool' = 'correct') => ({
+  type: 'maskResult',
+  requestId,
+  result: maskOf(e, bug),
+  backend: 'cpu',
+});
+const text = (p: Page, selector: string) => p.app.querySelector(selector)?.textContent ?? null;
+const data = (p: Page) => ({
+  state: p.app.dataset.state,
+  credit: p.app.dataset.credit,
+  rerun: p.app.dataset.rerun,
+});
+const stats = { pass_rate: 0.5, turns: 4, reads: 1, tests: 1, edits: 1, reward: 0.4 };
+
+describe('the inspector page', () => {
+  test('with nothing saved it shows how to open an episode and asks for nothing', async () => {
+    const p = await open();
+    assert.deepEqual(p.posted, [{ type: 'ready' }]);
+    assert.match(text(p, '.empty') ?? '', /^No episode yet/);
+    assert.deepEqual(data(p), { state: 'idle', credit: 'pending', rerun: 'idle' });
+  });
+
+  test('an episode: its mask check and credit are asked once, stale or misfit answers are dropped', async () => {
+    const p = await open();
+    p.fresh();
+    p.send(show());
+    assert.deepEqual(p.fresh(), [
+      { type: 'maskCheck', requestId: 1, bug: 'correct' },
+      { type: 'credit', requestId: 2 },
+    ]);
+    assert.deepEqual(p.state(), {
+      episode: ep,
+      title: 'step 0 · episode 0',
+      bug: 'correct',
+      source: SOURCE,
+      policy: { kind: 'full' },
+      call: null,
+    });
+    assert.deepEqual(data(p), { state: 'pending', credit: 'pending', rerun: 'idle' });
+    // The same episode again while both run: nothing is asked twice.
+    p.send(show());
+    assert.deepEqual(p.fresh(), []);
+    p.send(maskResult(2));
+    p.send(maskResult(1, other));
+    assert.equal(p.app.dataset.state, 'pending', 'another request, or another episode: dropped');
+    p.send(maskResult(1));
+    assert.equal(p.app.dataset.state, 'checked');
+    assert.match(text(p, '.verdict.good') ?? '', /^0 flags/);
+    p.send({ type: 'creditResult', requestId: 1, result: credit(false) });
+    assert.equal(p.app.dataset.credit, 'pending');
+    p.send({ type: 'creditResult', requestId: 2, result: credit(false) });
+    assert.equal(p.app.dataset.credit, 'ready');
+    assert.equal(p.app.querySelectorAll('.credit-bars g.call-group').length, 4);
+    // Another episode: asked again, with new ids.
+    p.send(show('step 0 · episode 1', other));
+    assert.deepEqual(p.fresh(), [
+      { type: 'maskCheck', requestId: 3, bug: 'correct' },
+      { type: 'credit', requestId: 4 },
+    ]);
+    p.send({ type: 'maskError', requestId: 3, message: 'the trainer stopped' });
+    assert.equal(text(p, '.verdict.error'), 'the trainer stopped');
+    p.send({ type: 'jobError', requestId: 4, op: 'credit', message: 'no run' });
+    assert.equal(p.app.dataset.credit, 'error');
+    assert.equal(text(p, '.credit .status.error'), 'The credit table failed: no run');
+  });
+
+  test('the bug selector asks for a new check, saves the bug and shows a banner', async () => {
+    const p = await open();
+    p.send(show());
+    p.send(maskResult(1));
+    p.fresh();
+    p.choose('vscode-dropdown#bug', 'tool');
+    assert.deepEqual(p.fresh(), [{ type: 'maskCheck', requestId: 3, bug: 'tool' }]);
+    assert.equal((p.state() as { bug: string }).bug, 'tool');
+    assert.equal(p.app.dataset.state, 'pending');
+    assert.match(text(p, '.banner') ?? '', /is injected/);
+    p.send(maskResult(1));
+    assert.equal(p.app.dataset.state, 'pending', 'the answer to the earlier check is stale');
+    p.send(maskResult(3, ep, 'tool'));
+    assert.equal(p.app.dataset.state, 'checked');
+    assert.ok(p.app.querySelector('.verdict.bad'));
+    p.choose('vscode-dropdown#bug', 'tool');
+    assert.deepEqual(p.fresh(), [], 'the same bug again asks nothing');
+  });
+
+  test('rerun, evaluate and retrain: progress, cancel, errors, and answers to the latest request only', async () => {
+    const p = await open();
+    p.send(show());
+    p.fresh();
+    p.click('vscode-button#rerun');
+    assert.deepEqual(p.fresh(), [{ type: 'rerun', requestId: 3, policy: { kind: 'full' }, n: 16 }]);
+    assert.equal(p.app.dataset.rerun, 'pending');
+    p.send({ type: 'jobProgress', requestId: 3, message: 'episode 4 of 16' });
+    assert.match(text(p, '.context-editor .status.pending') ?? '', /^rerun: episode 4 of 16/);
+    p.send({ type: 'jobProgress', requestId: 9, message: 'elsewhere' });
+    assert.match(text(p, '.context-editor .status.pending') ?? '', /^rerun: episode 4 of 16/);
+    const short = { ...other, info: { ...other.info, n_turns: 1 } };
+    const rerun = { policy: { kind: 'full' }, model: 'base', episodes: [short, ep, short], stats };
+    p.send({ type: 'rerunResult', requestId: 2, result: rerun });
+    assert.equal(p.app.dataset.rerun, 'pending', 'an answer to another request is dropped');
+    p.send({ type: 'rerunResult', requestId: 3, result: rerun });
+    assert.equal(p.app.dataset.rerun, 'ready');
+    assert.equal(
+      p.app.querySelector('#rerun-episode')?.getAttribute('current-value'),
+      '1',
+      'the one with most calls',
+    );
+    p.choose('vscode-dropdown#rerun-episode', '2');
+    assert.equal(p.app.querySelector('#rerun-episode')?.getAttribute('current-value'), '2');
+
+    p.click('vscode-button#evaluate');
+    assert.deepEqual(p.fresh(), [
+      { type: 'evaluate', requestId: 4, policies: [{ kind: 'full' }], model: 'run' },
+    ]);
+    p.send({ type: 'jobError', requestId: 4, op: 'evaluate', message: 'boom' });
+    assert.equal(text(p, '.context-editor .status.error'), 'The evaluation failed: boom');
+    p.choose('vscode-dropdown#policy-kind', 'keepObs');
+    assert.deepEqual((p.state() as { policy: unknown }).policy, { kind: 'keepObs', k: 1 });
+    p.click('vscode-button#evaluate');
+    assert.deepEqual(p.fresh(), [
+      {
+        type: 'evaluate',
+        requestId: 5,
+        policies: [{ kind: 'full' }, { kind: 'keepObs', k: 1 }],
+        model: 'run',
+      },
+    ]);
+    const rows = [
+      { policy: { kind: 'full' }, stats },
+      { policy: { kind: 'keepObs', k: 1 }, stats: { ...stats, pass_rate: 0.75 } },
+    ];
+    p.send({ type: 'evalResult', requestId: 4, label: 'base', result: { model: 'base', episodes: 8, rows } });
+    assert.equal(p.app.querySelector('.cross-table'), null, 'an answer to the failed request is stale');
+    p.send({ type: 'evalResult', requestId: 5, label: 'base', result: { model: 'base', episodes: 8, rows } });
+    assert.deepEqual(
+      [...p.app.querySelectorAll('.cross-table thead th')].map((th) => th.textContent),
+      ['model \\ evaluated under', 'full', 'keep_obs=1'],
+    );
+
+    p.choose('#retrain-steps', '12');
+    p.click('vscode-button#retrain');
+    assert.deepEqual(p.fresh(), [
+      { type: 'retrain', requestId: 6, policy: { kind: 'keepObs', k: 1 }, steps: 12 },
+    ]);
+    p.click('#cancel-retrain');
+    assert.deepEqual(p.fresh(), [{ type: 'cancelJob', requestId: 6, op: 'retrain' }]);
+    assert.match(text(p, '.context-editor .status.pending') ?? '', /^retraining: cancelling/);
+    p.send({ type: 'retrainDone', requestId: 6, run: 'r-keep', label: 'r-keep', steps: 3, complete: false });
+    assert.match(
+      text(p, '.retrain-cancelled') ?? '',
+      /^Retraining cancelled after 3 steps: the run r-keep keeps them/,
+    );
+    assert.equal(p.app.querySelector('#evaluate-retrained'), null);
+    p.click('vscode-button#retrain');
+    assert.deepEqual(p.fresh(), [
+      { type: 'retrain', requestId: 7, policy: { kind: 'keepObs', k: 1 }, steps: 12 },
+    ]);
+    assert.equal(p.app.querySelector('.retrain-cancelled'), null);
+    p.send({
+      type: 'retrainDone',
+      requestId: 7,
+      run: 'r-keep2',
+      label: 'r-keep2 (final)',
+      steps: 12,
+      complete: true,
+    });
+    p.click('vscode-button#evaluate-retrained');
+    assert.deepEqual(p.fresh(), [
+      {
+        type: 'evaluate',
+        requestId: 8,
+        policies: [{ kind: 'full' }, { kind: 'keepObs', k: 1 }],
+        model: 'retrained',
+      },
+    ]);
+    // A new episode forgets the rerun and the evaluations, not the retrained model.
+    p.send(show('step 0 · episode 1', other));
+    assert.equal(p.app.dataset.rerun, 'idle');
+    assert.equal(p.app.querySelector('.compare'), null);
+    assert.ok(p.app.querySelector('#evaluate-retrained'));
+  });
+
+  test('the call picker, the heat toggle and the credit bars choose what the strip shows', async () => {
+    const p = await open();
+    p.send(show());
+    p.send({ type: 'creditResult', requestId: 2, result: credit(false) });
+    assert.ok(p.app.querySelector('.strip-box .chip .heat'));
+    const heat = p.app.querySelector('#heat') as HTMLInputElement;
+    heat.checked = false;
+    p.fire(heat, 'change');
+    assert.equal(p.app.querySelector('.strip-box .chip .heat'), null);
+    p.choose('vscode-dropdown#call', '2');
+    assert.equal((p.state() as { call: unknown }).call, 2);
+    assert.match(text(p, '.strip-box h2') ?? '', /^Token strip: what call 2 saw/);
+    p.click('.credit-bars g.call-group[data-call="2"] rect.group-bg');
+    assert.equal((p.state() as { call: unknown }).call, null, 'clicking the selected call clears it');
+  });
+
+  test('keys: ] and [ walk the table, Escape gives the keyboard back, arrows move along the strip', async () => {
+    const p = await open();
+    p.send(show());
+    p.fresh();
+    const body = p.document.body;
+    assert.equal(p.key(body, ']'), true);
+    assert.equal(p.key(body, '['), true);
+    p.key(body, 'Escape');
+    assert.deepEqual(p.fresh(), [
+      { type: 'walk', direction: 1 },
+      { type: 'walk', direction: -1 },
+      { type: 'focusTree' },
+    ]);
+    const field = p.app.querySelector('#retrain-steps')!;
+    assert.equal(p.key(field, ']'), false);
+    p.key(field, 'Escape');
+    assert.deepEqual(p.fresh(), [], 'keys typed in a field stay there');
+    const chip = (i: number) => p.app.querySelector(`.strip-box .strip .chip[data-i="${i}"]`)!;
+    assert.equal(p.key(chip(0), 'ArrowRight'), true);
+    assert.equal(chip(1).getAttribute('tabindex'), '0');
+    assert.equal(chip(0).getAttribute('tabindex'), '-1');
+    p.key(chip(1), 'End');
+    assert.equal(chip(ep.ids.length - 1).getAttribute('tabindex'), '0');
+    assert.equal(p.key(chip(1), 'a'), false);
+    p.fire(chip(5), 'mouseover');
+    assert.match(text(p, '.detail-box .detail') ?? '', /^token#5/);
+    assert.deepEqual(p.fresh(), [], 'moving along the strip asks the host nothing');
+  });
+
+  test('header links: walk, the run’s table, the dashboard and a second inspector', async () => {
+    const p = await open();
+    p.send(show());
+    p.fresh();
+    p.click('#walk-next');
+    p.click('#walk-prev');
+    p.click('#browse-task');
+    p.click('#open-dashboard');
+    p.click('#open-beside');
+    assert.deepEqual(p.fresh(), [
+      { type: 'walk', direction: 1 },
+      { type: 'walk', direction: -1 },
+      { type: 'browse', query: `task = ${ep.task.id}` },
+      { type: 'openDashboard' },
+      { type: 'openBeside' },
+    ]);
+  });
+
+  test('pin: the next episode is compared with the pinned one, and a reload keeps both', async () => {
+    const p = await open();
+    p.send(show());
+    p.click('#pin');
+    assert.equal(text(p, '#pin'), 'pinned (unpin)');
+    assert.deepEqual((p.state() as { pinned: unknown }).pinned, { episode: ep, title: 'step 0 · episode 0' });
+    p.send(show('step 0 · episode 1', other));
+    assert.ok(p.app.querySelectorAll('.compare-pinned tr[data-call]').length > 0);
+    const saved = p.state();
+
+    const q = await open(saved);
+    assert.deepEqual(q.posted, [
+      { type: 'maskCheck', requestId: 1, bug: 'correct' },
+      { type: 'credit', requestId: 2 },
+      { type: 'ready' },
+    ]);
+    assert.equal(text(q, 'header h1'), 'step 0 · episode 1');
+    assert.ok(q.app.querySelector('.compare-pinned'));
+    q.click('#unpin');
+    assert.equal(q.app.querySelector('.compare-pinned'), null);
+    assert.equal((q.state() as { pinned?: unknown }).pinned, undefined);
+  });
+
+  test('a dump sample: its page, its navigation, its pin, its findings, then an episode again', async () => {
+    const p = await open();
+    p.fresh();
+    const showDump = (record: number) => ({
+      type: 'showDump',
+      title: `record ${record}`,
+      summary: dumpSummary(),
+      view: dumpView(record),
+      sample: 0,
+      samples: 1,
+    });
+    p.send(showDump(1));
+    assert.equal(p.app.dataset.state, 'dump');
+    assert.equal(p.app.dataset.findings, '1');
+    p.click('#next-finding');
+    p.click('#prev-finding');
+    p.click('#next-mask-on-tool');
+    p.click('#walk-next');
+    p.click('#open-beside');
+    assert.deepEqual(p.fresh(), [
+      { type: 'dumpNav', direction: 1, rule: null },
+      { type: 'dumpNav', direction: -1, rule: null },
+      { type: 'dumpNav', direction: 1, rule: 'mask-on-tool' },
+      { type: 'walk', direction: 1 },
+      { type: 'openBeside' },
+    ]);
+    p.click('.finding-list li .link-button');
+    assert.match(text(p, '.detail-box .detail') ?? '', /^token#2/);
+    p.click('#pin');
+    assert.equal(text(p, '#pin'), 'pinned (unpin)');
+    p.send(showDump(3));
+    assert.ok(p.app.querySelectorAll('.compare-pinned tr[data-turn]').length > 0);
+    assert.match(text(p, '.detail-box .detail') ?? '', /^token#0/, 'another record: its first token');
+    p.click('#unpin');
+    assert.equal(p.app.querySelector('.compare-pinned'), null);
+    assert.deepEqual(p.fresh(), [], 'pinning a dump sample is the page’s own');
+    p.send(show());
+    assert.equal(p.app.dataset.state, 'pending');
+    assert.deepEqual(p.fresh(), [
+      { type: 'maskCheck', requestId: 1, bug: 'correct' },
+      { type: 'credit', requestId: 2 },
+    ]);
+  });
+
+  test('a malformed message is dropped and logged', async () => {
+    const p = await open();
+    p.send(show());
+    p.fresh();
+    const before = p.app.innerHTML;
+    warnings.length = 0;
+    p.send({ type: 'maskResult', requestId: 1 });
+    p.send('show');
+    assert.equal(warnings.length, 2);
+    assert.match(warnings[0], /^Episode Lab inspector: dropped a malformed message: /);
+    assert.equal(p.app.innerHTML, before);
+    assert.deepEqual(p.fresh(), []);
+  });
+});
+
+function dumpSummary(): DumpFileSummary {
+  return {
+    file: '/data/train_data_step1.jsonl',
+    format: 'nemo-rl',
+    records: 4,
+    offsets: [0, 10, 20, 30],
+    lengths: [4, 4, 4, 4],
+    findingsPerRecord: [0, 1, 0, 1],
+    rules: [{ rule: 'mask-on-tool', findings: 2, samples: 2, summary: 's', from: 'f', records: [1, 3] }],
+    rejections: [],
+    tokenizer: '/tok',
+    ownerSources: ['template'],
+    notes: [],
+    cancelled: false,
+  };
+}
+
+/** Record `record` of the file: a user turn, then a tool turn whose two tokens are trained (a finding). */
+function dumpView(record: number): DumpView {
+  return {
+    record,
+    part: null,
+    offset: 0,
+    tokens: ['Fix', 'it', 'PASS', 'ok'],
+    ids: [1, 2, 3, 4],
+    owner: [1, 1, 3, 3],
+    turn: [0, 0, 1, 1],
+    lossMask: [0, 0, 1, record === 1 ? 1 : 0],
+    samplerLogprobs: null,
+    trainerLogprobs: null,
+    advantages: null,
+    reward: record / 4,
+    step: null,
+    group: null,
+    findings: [{ sample: 0, rule: 'mask-on-tool', positions: [2, 3], message: 'tool tokens are trained' }],
+    ownerSource: 'template',
+    roles: ['user', 'tool'],
+  };
+}

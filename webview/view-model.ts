@@ -151,11 +151,21 @@ export function episodeCalls(ep: TrajectoryJSON): { k: number; text: string }[] 
     .filter((c) => c.text !== '');
 }
 
+/** The context policy the episode's run was sampled under (full history without a run). */
+export function runPolicy(vm: ViewModel): ContextPolicy {
+  return vm.source?.contextPolicy ?? { kind: 'full' };
+}
+
+/** The context policy in the editor: the run's until it is edited. */
+export function editedPolicy(vm: ViewModel): ContextPolicy {
+  return vm.policy ?? runPolicy(vm);
+}
+
 /** The strip's view of the selected call under the editor's policy (null: the whole episode). */
 export function currentView(vm: ViewModel): StripView | null {
   if (!vm.episode || vm.call == null) return null;
   try {
-    return stripView(vm.episode, vm.call, vm.policy ?? vm.source?.contextPolicy ?? { kind: 'full' });
+    return stripView(vm.episode, vm.call, editedPolicy(vm));
   } catch {
     return null;
   }

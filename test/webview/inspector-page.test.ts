@@ -25,7 +25,7 @@ interface Page {
   /** What the page posted since the last call. */
   fresh(): Posted[];
   state(): unknown;
-  send(m: object): void;
+  send(m: unknown): void;
   /** A keydown of `key` dispatched on `target`; returns whether the page took it (preventDefault). */
   key(target: Element, key: string): boolean;
   click(selector: string): void;

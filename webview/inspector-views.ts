@@ -1,0 +1,320 @@
+/**
+ * The inspector page's controllers, one per view: what the view's controls do (its `Handlers`) and
+ * how the host's answers for it change the state. Each works on the `Page` (inspector-state.ts);
+ * none draws except through `page.render()`, but the strip's, which swaps the token detail alone
+ * as the pointer or the focus moves, and the dump page's, which draws a dump sample instead of an
+ * episode.
+ */
+import type { MaskBug } from '../src/core/rl/mask-bugs.js';
+import { policyLabel, type ToWebview } from '../src/protocol/webview.js';
+import { mostCalls } from './context.js';
+import { renderDumpDetail, renderDumpPage } from './dump.js';
+import { chipAt, chipOf, STRIP_CHIPS } from './inspector-keys.js';
+import { DEFAULT_RETRAIN_STEPS, type Page, type ShowMessage, showEpisode } from './inspector-state.js';
+import { renderDetail } from './strip.js';
+import { currentView, editedPolicy, type Handlers, runPolicy } from './view-model.js';
+
+/** Episodes sampled per rerun of the task (the comparison shows the one with the most calls first). */
+export const RERUN_EPISODES = 16;
+
+type Message<T extends ToWebview['type']> = Extract<ToWebview, { type: T }>;
+
+/** Draw the page again, keeping where it is scrolled to. */
+export function keepingScroll(draw: () => void): void {
+  const scroll = window.scrollY;
+  draw();
+  window.scrollTo(0, scroll);
+}
+
+/**
+ * The token strip: hovering or focusing a chip shows its detail; `showToken` focuses a chip (a
+ * finding's "show"), `restore` brings the focused token's detail (and the keyboard focus) back after
+ * a redraw. The strip shows a call's view when one is picked (`onCall`).
+ */
+export function stripController(page: Page) {
+  const { app, state } = page;
+  /** Show token i's detail in the detail box (and remember it as the focused token). */
+  const showDetail = (i: number): void => {
+    const { vm, dump } = state;
+    if (dump) {
+      state.focused = i;
+      app.querySelector('.detail-box')?.replaceChildren(renderDumpDetail(document, dump.view, i));
+      return;
+    }
+    if (!vm.episode) return;
+    state.focused = i;
+    const view = currentView(vm);
+    app
+      .querySelector('.detail-box')
+      ?.replaceChildren(renderDetail(document, vm.episode, i, vm.mask, { credit: vm.credit, view }));
+  };
+  const onChip = (e: Event) => {
+    const chip = chipOf(e);
+    if (chip) showDetail(Number(chip.dataset.i));
+  };
+  return {
+    showDetail,
+    /** Focus token i of the strip, scroll it into view and show its detail. */
+    showToken(i: number): void {
+      const chip = chipAt(app, i);
+      if (!chip) return;
+      app.querySelectorAll<HTMLElement>(`${STRIP_CHIPS}[tabindex="0"]`).forEach((c) => {
+        c.tabIndex = -1;
+      });
+      chip.tabIndex = 0;
+      chip.focus();
+      chip.scrollIntoView({ block: 'center' });
+      showDetail(i);
+    },
+    /** After a redraw: the focused token's detail again, and the keyboard focus on it if a chip had it. */
+    restore(keepFocus: boolean): void {
+      const ep = state.vm.episode;
+      if (!ep || state.focused >= ep.ids.length) return;
+      showDetail(state.focused);
+      if (keepFocus) app.querySelector<HTMLElement>(`.strip .chip[data-i="${state.focused}"]`)?.focus();
+    },
+    bind(): void {
+      app.addEventListener('mouseover', onChip);
+      app.addEventListener('focusin', onChip);
+    },
+    handlers: {
+      onCall(k: number | null): void {
+        state.vm.call = k;
+        page.save();
+        page.render();
+      },
+    } satisfies Pick<Handlers, 'onCall'>,
+  };
+}
+
+/** The mask debugger: the bug selector asks for a new check; the check's answer or error. */
+export function maskController(page: Page) {
+  const vm = page.state.vm;
+  const request = (): void => {
+    if (!vm.episode) return;
+    vm.maskPending = true;
+    vm.maskError = null;
+    page.post({ type: 'maskCheck', requestId: page.requests.send('mask'), bug: vm.bug });
+  };
+  return {
+    /** Ask for the mask check of the episode shown, with the bug chosen (nothing without an episode). */
+    request,
+    /** The check's answer, taken when it is the awaited one and fits the episode shown. */
+    result(m: Message<'maskResult'>): boolean {
+      if (!page.requests.answers('mask', m.requestId)) return false;
+      if (m.result.lossMask.length !== (vm.episode?.ids.length ?? 0) - 1) return false;
+      vm.mask = m.result;
+      vm.backend = m.backend;
+      vm.maskPending = false;
+      return true;
+    },
+    error(m: Message<'maskError'>): boolean {
+      if (!page.requests.answers('mask', m.requestId)) return false;
+      vm.maskPending = false;
+      vm.maskError = m.message;
+      return true;
+    },
+    handlers: {
+      onBug(bug: MaskBug): void {
+        if (bug === vm.bug) return;
+        vm.bug = bug;
+        page.save();
+        request();
+        page.render();
+      },
+    } satisfies Pick<Handlers, 'onBug'>,
+  };
+}
+
+/** The credit view: asks for the episode's per-call credit; the heat band's toggle. */
+export function creditController(page: Page) {
+  const vm = page.state.vm;
+  return {
+    /** Ask for the per-call credit of the episode shown (nothing without an episode). */
+    request(): void {
+      if (!vm.episode) return;
+      vm.credit = null;
+      page.post({ type: 'credit', requestId: page.requests.start('credit') });
+    },
+    /** The credit's answer, taken when it is the awaited one and fits the episode shown. */
+    result(m: Message<'creditResult'>): boolean {
+      if (!page.requests.answers('credit', m.requestId)) return false;
+      if (m.result.tokenAdvantages.length !== (vm.episode?.ids.length ?? 0) - 1) return false;
+      vm.credit = m.result;
+      page.requests.done('credit');
+      return true;
+    },
+    handlers: {
+      onHeat(on: boolean): void {
+        vm.heat = on;
+        page.render();
+      },
+    } satisfies Pick<Handlers, 'onHeat'>,
+  };
+}
+
+/** The context editor: the policy, and the rerun, evaluation and retraining it starts (or cancels). */
+export function contextController(page: Page) {
+  const vm = page.state.vm;
+  const { requests } = page;
+  return {
+    /** A retraining ended: its model is offered for evaluation, or (cancelled) what is left of it is said. */
+    retrainDone(m: Message<'retrainDone'>): boolean {
+      if (!requests.answers('retrain', m.requestId)) return false;
+      requests.done('retrain');
+      if (m.complete) vm.retrained = m.label;
+      else
+        vm.retrainCancelled = `Retraining cancelled after ${m.steps} step${m.steps === 1 ? '' : 's'}: the run ${m.run} keeps them (resume it with episode-lab train --resume .episode-lab/runs/${m.run}); it is not offered for evaluation.`;
+      return true;
+    },
+    handlers: {
+      onPolicy(p) {
+        vm.policy = p;
+        page.save();
+        page.render();
+      },
+      onRerun() {
+        vm.rerun = null;
+        const requestId = requests.start('rerun');
+        page.post({ type: 'rerun', requestId, policy: editedPolicy(vm), n: RERUN_EPISODES });
+        page.render();
+      },
+      onEvaluate(model) {
+        const run = runPolicy(vm);
+        const edited = editedPolicy(vm);
+        const policies = policyLabel(run) === policyLabel(edited) ? [run] : [run, edited];
+        page.post({ type: 'evaluate', requestId: requests.start('evaluate'), policies, model });
+        page.render();
+      },
+      onRetrain() {
+        vm.retrainCancelled = null;
+        const requestId = requests.start('retrain');
+        const steps = vm.retrainSteps ?? DEFAULT_RETRAIN_STEPS;
+        page.post({ type: 'retrain', requestId, policy: editedPolicy(vm), steps });
+        page.render();
+      },
+      onRetrainSteps(steps) {
+        vm.retrainSteps = steps;
+      },
+      onCancel(op) {
+        const requestId = requests.cancel(op);
+        if (requestId === null) return;
+        page.post({ type: 'cancelJob', requestId, op });
+        page.render();
+      },
+    } satisfies Pick<
+      Handlers,
+      'onPolicy' | 'onRerun' | 'onEvaluate' | 'onRetrain' | 'onRetrainSteps' | 'onCancel'
+    >,
+  };
+}
+
+/** The comparisons: the rerun beside the original, the cross table of evaluations, the pinned episode. */
+export function compareController(page: Page) {
+  const vm = page.state.vm;
+  const { requests } = page;
+  return {
+    /** The rerun's episodes; the one with the most calls is shown first. */
+    rerunResult(m: Message<'rerunResult'>): boolean {
+      if (!requests.answers('rerun', m.requestId)) return false;
+      vm.rerun = m.result;
+      vm.rerunShown = mostCalls(m.result.episodes);
+      requests.done('rerun');
+      return true;
+    },
+    /** An evaluation's rows join the cross table, one cell per context, under the model's label. */
+    evalResult(m: Message<'evalResult'>): boolean {
+      if (!requests.answers('evaluate', m.requestId)) return false;
+      for (const row of m.result.rows)
+        vm.evals = [
+          ...(vm.evals ?? []),
+          { model: m.label, context: policyLabel(row.policy), stats: row.stats, episodes: m.result.episodes },
+        ];
+      requests.done('evaluate');
+      return true;
+    },
+    handlers: {
+      onRerunShown(i) {
+        vm.rerunShown = i;
+        page.render();
+      },
+      onPin(pin) {
+        vm.pinned = pin && vm.episode ? { episode: vm.episode, title: vm.title } : null;
+        page.save();
+        page.render();
+      },
+    } satisfies Pick<Handlers, 'onRerunShown' | 'onPin'>,
+  };
+}
+
+/** The header's links: walk the table's list, browse the run's table, its dashboard, a second inspector. */
+export function headerController(page: Page) {
+  return {
+    handlers: {
+      onDashboard: () => page.post({ type: 'openDashboard' }),
+      onWalk: (direction) => page.post({ type: 'walk', direction }),
+      onBrowse: (query) => page.post({ type: 'browse', query }),
+      onOpenBeside: () => page.post({ type: 'openBeside' }),
+    } satisfies Pick<Handlers, 'onDashboard' | 'onWalk' | 'onBrowse' | 'onOpenBeside'>,
+  };
+}
+
+/**
+ * A dump sample's page: its findings (the file's per rule, with navigation to the records that have
+ * them, and this sample's, each showing its token), its strip, its pin. Drawn instead of an episode.
+ */
+export function dumpController(page: Page, strip: ReturnType<typeof stripController>) {
+  const { app, state } = page;
+  const handlers = {
+    onNavigate: (direction: -1 | 1, rule: string | null) => page.post({ type: 'dumpNav', direction, rule }),
+    onWalk: (direction: -1 | 1) => page.post({ type: 'walk', direction }),
+    onPin: (pin: boolean) => {
+      const dump = state.dump;
+      if (dump) dump.pinned = pin ? { view: dump.view, title: dump.title } : null;
+      page.render();
+    },
+    onOpenBeside: () => page.post({ type: 'openBeside' }),
+  };
+  return {
+    /** Draw the dump sample shown (the caller knows there is one). */
+    render(): void {
+      const dump = state.dump!;
+      keepingScroll(() => {
+        app.replaceChildren(renderDumpPage(document, dump, handlers, strip.showToken));
+        app.dataset.state = 'dump';
+        app.dataset.findings = String(dump.view.findings.length);
+        if (state.focused < dump.view.ids.length) strip.showDetail(state.focused);
+      });
+    },
+  };
+}
+
+/** Every controller of the page, built once. */
+export function inspectorViews(page: Page) {
+  const strip = stripController(page);
+  const mask = maskController(page);
+  const credit = creditController(page);
+  const context = contextController(page);
+  const compare = compareController(page);
+  const header = headerController(page);
+  const dump = dumpController(page, strip);
+  const handlers: Handlers = {
+    ...strip.handlers,
+    ...mask.handlers,
+    ...credit.handlers,
+    ...context.handlers,
+    ...compare.handlers,
+    ...header.handlers,
+  };
+  /** Show an episode: saved, and its analyses asked for unless they already run for it. */
+  const show = (m: ShowMessage): boolean => {
+    const ask = showEpisode(page.state, m);
+    page.save();
+    if (ask.mask) mask.request();
+    if (ask.credit) credit.request();
+    return true;
+  };
+  return { strip, mask, credit, context, compare, dump, handlers, show };
+}
+
+export type InspectorViews = ReturnType<typeof inspectorViews>;

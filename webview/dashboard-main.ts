@@ -11,16 +11,10 @@ import {
   type TableData,
 } from '../src/protocol/webview.js';
 import { renderDashboard, svgForExport } from './charts.js';
-
-interface VsCodeApi {
-  postMessage(m: FromDashboard): void;
-  getState(): unknown;
-  setState(s: DashboardState): void;
-}
-declare function acquireVsCodeApi(): VsCodeApi;
+import { hostApi, onHostMessages } from './host.js';
 
 export function startDashboard(app: HTMLElement): void {
-  const vscode = acquireVsCodeApi();
+  const vscode = hostApi<FromDashboard, DashboardState>();
   let data: { runs: RunSeries[]; tables: TableData[]; notes: string[] } = { runs: [], tables: [], notes: [] };
   let status = '';
   let smoothing = parseDashboardState(vscode.getState())?.smoothing ?? 0;
@@ -56,13 +50,7 @@ export function startDashboard(app: HTMLElement): void {
     app.dataset.runs = String(data.runs.length);
   }
 
-  window.addEventListener('message', (event: MessageEvent) => {
-    const parsed = parseToDashboard(event.data);
-    if (!parsed.ok) {
-      console.warn(`Episode Lab dashboard: dropped a malformed message: ${parsed.error}`);
-      return;
-    }
-    const m = parsed.value;
+  onHostMessages('dashboard', parseToDashboard, (m) => {
     if (m.type === 'runs') {
       data = m;
       roots = m.roots;

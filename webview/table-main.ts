@@ -18,171 +18,203 @@ import {
   parseToTable,
   type TableSource,
   type TableState,
+  type ToTable,
 } from '../src/protocol/webview.js';
+import { hostApi, onHostMessages, type VsCodeApi } from './host.js';
 import { ROW_HEIGHT, renderBody, renderTableView } from './table.js';
 
-interface VsCodeApi {
-  postMessage(m: FromTable): void;
-  getState(): unknown;
-  setState(s: TableState): void;
-}
-declare function acquireVsCodeApi(): VsCodeApi;
+/** How many rows each key moves the selection (clamped to the list). */
+export const ROW_KEYS: Readonly<Record<string, number>> = {
+  ArrowDown: 1,
+  ArrowUp: -1,
+  PageDown: 20,
+  PageUp: -20,
+  Home: -1e9,
+  End: 1e9,
+};
+
+/** Milliseconds the filtered order waits before it goes to the host (typing sends it once). */
+const LIST_DELAY = 200;
 
 export function startTable(app: HTMLElement): void {
-  const vscode = acquireVsCodeApi();
-  const saved = parseTableState(vscode.getState());
-  let table: EpisodeTable = emptyTable();
-  let source: TableSource | null = saved?.source ?? null;
-  let title = 'Episodes';
-  let notes: string[] = [];
-  let query = saved?.query ?? '';
-  let sort = saved?.sort ?? null;
-  let selected: string | null = saved?.selected ?? null;
-  let order: number[] = [];
-  let parts: ReturnType<typeof renderTableView> | null = null;
-  let listTimer: ReturnType<typeof setTimeout> | null = null;
+  const vscode = hostApi<FromTable, TableState>();
+  const page = new TablePage(app, vscode);
+  onHostMessages('episode table', parseToTable, (m) => page.receive(m));
+  app.dataset.rows = '0';
+  vscode.postMessage({ type: 'ready' });
+}
 
-  const save = () => {
-    if (source) vscode.setState({ source, query, sort, selected });
-  };
-  const keysOf = () => order.map((i) => table.keys[i]);
+/** The table page: its state (the table, the query, the sort, the selection) and what changes it. */
+class TablePage {
+  private table: EpisodeTable = emptyTable();
+  private title = 'Episodes';
+  private notes: string[] = [];
+  /** The rows shown, as indices into the table, in display order. */
+  private order: number[] = [];
+  private parts: ReturnType<typeof renderTableView> | null = null;
+  private listTimer: ReturnType<typeof setTimeout> | null = null;
+  private readonly saved: TableState | null;
+  private source: TableSource | null;
+  private query: string;
+  private sort: TableState['sort'];
+  private selected: string | null;
 
-  function applyQuery(): void {
-    const f = parseFilter(query);
-    const started = performance.now();
-    if (!f.ok) {
-      if (parts) parts.error.textContent = f.error;
+  constructor(
+    private readonly app: HTMLElement,
+    private readonly vscode: VsCodeApi<FromTable, TableState>,
+  ) {
+    this.saved = parseTableState(vscode.getState());
+    this.source = this.saved?.source ?? null;
+    this.query = this.saved?.query ?? '';
+    this.sort = this.saved?.sort ?? null;
+    this.selected = this.saved?.selected ?? null;
+  }
+
+  /** A host message: a table to show (a new source resets the query, unless it was saved), or the row to select. */
+  receive(m: ToTable): void {
+    if (m.type === 'selected') {
+      this.selected = m.key;
+      this.save();
+      this.drawBody();
       return;
     }
-    if (parts) parts.error.textContent = '';
-    order = filterRows(table, f.value);
-    if (sort) sortRows(table, order, sort.column, sort.descending);
-    app.dataset.filterMs = (performance.now() - started).toFixed(1);
-    app.dataset.rows = String(order.length);
-    if (parts)
-      parts.status.textContent = `${order.length} of ${table.keys.length} ${source?.kind === 'file' ? 'records' : 'episodes'}`;
+    const changed = this.source?.id !== m.source.id;
+    this.table = m.table;
+    this.title = m.title;
+    this.notes = m.notes;
+    this.source = m.source;
+    if (changed && this.saved?.source.id !== m.source.id) {
+      this.query = '';
+      this.sort = null;
+      this.selected = null;
+    }
+    if (m.query !== undefined) {
+      this.query = m.query;
+      // Across steps reads in step order.
+      this.sort = /^task = /.test(m.query) ? { column: 'step', descending: false } : this.sort;
+    }
+    this.save();
+    this.render();
+  }
+
+  private save(): void {
+    const { source, query, sort, selected } = this;
+    if (source) this.vscode.setState({ source, query, sort, selected });
+  }
+
+  /** The keys of the rows shown, in display order. */
+  private keys(): string[] {
+    return this.order.map((i) => this.table.keys[i]);
+  }
+
+  /** Filter and sort by the query (a bad query says why and keeps the rows), then send the order to the host. */
+  private applyQuery(): void {
+    const f = parseFilter(this.query);
+    const started = performance.now();
+    if (!f.ok) {
+      if (this.parts) this.parts.error.textContent = f.error;
+      return;
+    }
+    if (this.parts) this.parts.error.textContent = '';
+    this.order = filterRows(this.table, f.value);
+    if (this.sort) sortRows(this.table, this.order, this.sort.column, this.sort.descending);
+    this.app.dataset.filterMs = (performance.now() - started).toFixed(1);
+    this.app.dataset.rows = String(this.order.length);
+    if (this.parts)
+      this.parts.status.textContent = `${this.order.length} of ${this.table.keys.length} ${this.source?.kind === 'file' ? 'records' : 'episodes'}`;
     // The inspector's next/previous walk this order.
-    if (listTimer) clearTimeout(listTimer);
-    listTimer = setTimeout(() => vscode.postMessage({ type: 'list', keys: keysOf() }), 200);
+    if (this.listTimer) clearTimeout(this.listTimer);
+    this.listTimer = setTimeout(
+      () => this.vscode.postMessage({ type: 'list', keys: this.keys() }),
+      LIST_DELAY,
+    );
   }
 
-  function drawBody(): void {
-    if (parts) renderBody(document, parts.body, table, order, selected);
+  private drawBody(): void {
+    if (this.parts) renderBody(document, this.parts.body, this.table, this.order, this.selected);
   }
 
-  function render(): void {
-    parts = renderTableView(document, title, query, sort, notes, {
+  /** Draw the whole view, then the rows around the selection. */
+  private render(): void {
+    this.parts = renderTableView(document, this.title, this.query, this.sort, this.notes, {
       onQuery: (q) => {
-        query = q;
-        save();
-        applyQuery();
-        if (parts) parts.body.scrollTop = 0;
-        drawBody();
+        this.query = q;
+        this.save();
+        this.applyQuery();
+        if (this.parts) this.parts.body.scrollTop = 0;
+        this.drawBody();
       },
       onSort: (c: Column) => {
-        sort =
-          sort?.column === c ? { column: c, descending: !sort.descending } : { column: c, descending: false };
-        save();
-        render();
+        const descending = this.sort?.column === c ? !this.sort.descending : false;
+        this.sort = { column: c, descending };
+        this.save();
+        this.render();
       },
     });
-    app.replaceChildren(parts.root);
-    applyQuery();
-    const body = parts.body;
+    this.app.replaceChildren(this.parts.root);
+    this.applyQuery();
+    const body = this.parts.body;
+    this.bindBody(body);
+    // Bring the saved selection into view.
+    const p = this.order.findIndex((i) => this.table.keys[i] === this.selected);
+    requestAnimationFrame(() => {
+      if (p >= 0) body.scrollTop = Math.max(0, p * ROW_HEIGHT - body.clientHeight / 2);
+      this.drawBody();
+    });
+  }
+
+  /** The body's scrolling (rows drawn once a frame), clicks (open a row) and keys. */
+  private bindBody(body: HTMLElement): void {
     let frame = 0;
     body.addEventListener('scroll', () => {
       if (frame) return;
       frame = requestAnimationFrame(() => {
         frame = 0;
-        drawBody();
+        this.drawBody();
       });
     });
     body.addEventListener('click', (e) => {
       const row = (e.target as HTMLElement).closest<HTMLElement>('.grid-row');
-      if (row?.dataset.key) open(row.dataset.key);
+      if (row?.dataset.key) this.open(row.dataset.key);
     });
-    body.addEventListener('keydown', (e) => {
-      if (e.key === 'Escape') {
-        vscode.postMessage({ type: 'focusTree' });
-        return;
-      }
-      const at = Math.max(
-        0,
-        order.findIndex((i) => table.keys[i] === selected),
-      );
-      const step: Record<string, number> = {
-        ArrowDown: 1,
-        ArrowUp: -1,
-        PageDown: 20,
-        PageUp: -20,
-        Home: -1e9,
-        End: 1e9,
-      };
-      if (e.key === 'Enter' && selected) {
-        e.preventDefault();
-        open(selected);
-        return;
-      }
-      if (!(e.key in step) || order.length === 0) return;
-      e.preventDefault();
-      const p = Math.min(order.length - 1, Math.max(0, at + step[e.key]));
-      select(table.keys[order[p]]);
-      const top = p * ROW_HEIGHT;
-      if (top < body.scrollTop) body.scrollTop = top;
-      else if (top + ROW_HEIGHT > body.scrollTop + body.clientHeight)
-        body.scrollTop = top + ROW_HEIGHT - body.clientHeight;
-      drawBody();
-    });
-    // Bring the saved selection into view.
-    const p = order.findIndex((i) => table.keys[i] === selected);
-    requestAnimationFrame(() => {
-      if (p >= 0) body.scrollTop = Math.max(0, p * ROW_HEIGHT - body.clientHeight / 2);
-      drawBody();
-    });
+    body.addEventListener('keydown', (e) => this.onKey(e, body));
   }
 
-  function select(key: string): void {
-    selected = key;
-    save();
-  }
-
-  function open(key: string): void {
-    select(key);
-    drawBody();
-    vscode.postMessage({ type: 'open', key, list: keysOf() });
-  }
-
-  window.addEventListener('message', (event: MessageEvent) => {
-    const parsed = parseToTable(event.data);
-    if (!parsed.ok) {
-      console.warn(`Episode Lab episode table: dropped a malformed message: ${parsed.error}`);
+  /** Escape gives the keyboard back to the tree, Enter opens the selected row, ROW_KEYS move the selection. */
+  private onKey(e: KeyboardEvent, body: HTMLElement): void {
+    if (e.key === 'Escape') {
+      this.vscode.postMessage({ type: 'focusTree' });
       return;
     }
-    const m = parsed.value;
-    if (m.type === 'table') {
-      const changed = source?.id !== m.source.id;
-      table = m.table;
-      title = m.title;
-      notes = m.notes;
-      source = m.source;
-      if (changed && saved?.source.id !== m.source.id) {
-        query = '';
-        sort = null;
-        selected = null;
-      }
-      if (m.query !== undefined) {
-        query = m.query;
-        // Across steps reads in step order.
-        sort = /^task = /.test(m.query) ? { column: 'step', descending: false } : sort;
-      }
-      save();
-      render();
-    } else {
-      selected = m.key;
-      save();
-      drawBody();
+    if (e.key === 'Enter' && this.selected) {
+      e.preventDefault();
+      this.open(this.selected);
+      return;
     }
-  });
-  app.dataset.rows = '0';
-  vscode.postMessage({ type: 'ready' });
+    if (!Object.hasOwn(ROW_KEYS, e.key) || this.order.length === 0) return;
+    e.preventDefault();
+    const at = Math.max(
+      0,
+      this.order.findIndex((i) => this.table.keys[i] === this.selected),
+    );
+    const p = Math.min(this.order.length - 1, Math.max(0, at + ROW_KEYS[e.key]));
+    this.select(this.table.keys[this.order[p]]);
+    const top = p * ROW_HEIGHT;
+    if (top < body.scrollTop) body.scrollTop = top;
+    else if (top + ROW_HEIGHT > body.scrollTop + body.clientHeight)
+      body.scrollTop = top + ROW_HEIGHT - body.clientHeight;
+    this.drawBody();
+  }
+
+  private select(key: string): void {
+    this.selected = key;
+    this.save();
+  }
+
+  /** Select a row and open it in the inspector, with the order to walk. */
+  private open(key: string): void {
+    this.select(key);
+    this.drawBody();
+    this.vscode.postMessage({ type: 'open', key, list: this.keys() });
+  }
 }

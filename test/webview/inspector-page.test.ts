@@ -4,8 +4,7 @@
  * test opens a fresh page.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { parseHTML } from 'linkedom';
+import { before, describe, test } from 'node:test';
 import type { DumpFileSummary, DumpView } from '../../src/core/dumps/view.js';
 import { makeEnv, oracle, Rng, randomizeNames, runScripted, toTrajectoryJSON } from '../../src/core/index.js';
 import { maskCheck } from '../../src/core/rl/mask-check.js';
@@ -14,108 +13,13 @@ import type { SourceInfo } from '../../src/protocol/webview.js';
 import { startInspector } from '../../webview/inspector-main.js';
 import { tok, train } from '../fixtures.js';
 import { credit, ep } from './fixtures.js';
+import { openPage, type Page, warnings } from './harness.js';
 
-type Posted = { type: string } & Record<string, unknown>;
-
-interface Page {
-  app: HTMLElement;
-  document: Document;
-  /** Everything the page posted to the host, in order. */
-  posted: Posted[];
-  /** What the page posted since the last call. */
-  fresh(): Posted[];
-  state(): unknown;
-  send(m: unknown): void;
-  /** A keydown of `key` dispatched on `target`; returns whether the page took it (preventDefault). */
-  key(target: Element, key: string): boolean;
-  click(selector: string): void;
-  /** Set a dropdown or field to `value` and fire its change. */
-  choose(selector: string, value: string): void;
-  /** An event of `type` dispatched on `target` (it bubbles). */
-  fire(target: Element, type: string): void;
-}
-
-const warnings: string[] = [];
-const warn = console.warn;
 before(async () => {
   await initBackend('cpu');
-  console.warn = (m: string) => warnings.push(String(m));
-});
-after(() => {
-  console.warn = warn;
 });
 
-/** A fresh page, started with `saved` as its webview state, once it said it is ready. */
-async function open(saved?: unknown): Promise<Page> {
-  const w = parseHTML('<!doctype html><html><body><div id="app"></div></body></html>');
-  const document = w.document as unknown as Document;
-  const Event = (w as unknown as { Event: typeof globalThis.Event }).Event;
-  const app = document.getElementById('app')!;
-  const listeners: ((e: { data: unknown }) => void)[] = [];
-  const posted: Posted[] = [];
-  let seen = 0;
-  let state = saved;
-  const g = globalThis as unknown as Record<string, unknown>;
-  g.document = document;
-  g.window = {
-    scrollY: 0,
-    scrollTo() {},
-    addEventListener(type: string, f: (e: { data: unknown }) => void) {
-      if (type === 'message') listeners.push(f);
-    },
-  };
-  g.acquireVsCodeApi = () => ({
-    postMessage: (m: Posted) => posted.push(structuredClone(m)),
-    getState: () => state,
-    setState: (s: unknown) => {
-      state = structuredClone(s);
-    },
-  });
-  // linkedom has no scrollIntoView; the page scrolls a finding's token into view.
-  const proto = Object.getPrototypeOf(Object.getPrototypeOf(document.createElement('span')));
-  proto.scrollIntoView ??= () => {};
-  startInspector(app);
-  for (let i = 0; i < 400 && !posted.some((m) => m.type === 'ready'); i++)
-    await new Promise((r) => setTimeout(r, 10));
-  assert.ok(
-    posted.some((m) => m.type === 'ready'),
-    'the page says it is ready',
-  );
-  const fire = (target: Element, type: string, props: object = {}) => {
-    const e = Object.assign(new Event(type, { bubbles: true, cancelable: true }), props);
-    target.dispatchEvent(e);
-    return e;
-  };
-  return {
-    app,
-    document,
-    posted,
-    fresh: () => {
-      const out = posted.slice(seen);
-      seen = posted.length;
-      return out;
-    },
-    state: () => state,
-    send: (m) => {
-      for (const f of listeners) f({ data: structuredClone(m) });
-    },
-    key: (target, key) => fire(target, 'keydown', { key }).defaultPrevented,
-    click: (selector) => {
-      const el = app.querySelector(selector);
-      assert.ok(el, `${selector} is on the page`);
-      fire(el, 'click');
-    },
-    choose: (selector, value) => {
-      const el = app.querySelector(selector) as HTMLElement & { value: string };
-      assert.ok(el, `${selector} is on the page`);
-      el.value = value;
-      fire(el, 'change');
-    },
-    fire: (target, type) => {
-      fire(target, type);
-    },
-  };
-}
+const open = (saved?: unknown) => openPage(startInspector, saved);
 
 const SOURCE: SourceInfo = {
   run: 'r',

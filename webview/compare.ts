@@ -4,6 +4,7 @@
  */
 import { OWNER } from '../src/core/gym/episode.js';
 import type { TrajectoryJSON } from '../src/core/gym/trajectory-json.js';
+import { linkButton } from './dom.js';
 
 /** One call of an episode: its text, its observation, and its tokens' sampling log-probs. */
 export interface CallOf {
@@ -37,13 +38,18 @@ export interface AlignedCall {
   logpGap: number | null;
 }
 
+/** `pair(k, a[k], b[k])` for every index of the longer list; the shorter side is null past its end. */
+export function alignByIndex<T, R>(
+  a: readonly T[],
+  b: readonly T[],
+  pair: (k: number, x: T | null, y: T | null) => R,
+): R[] {
+  return Array.from({ length: Math.max(a.length, b.length) }, (_, k) => pair(k, a[k] ?? null, b[k] ?? null));
+}
+
 /** Calls aligned by index; a call only one episode made has null on the other side. */
 export function alignCalls(a: TrajectoryJSON, b: TrajectoryJSON): AlignedCall[] {
-  const ca = callsOf(a);
-  const cb = callsOf(b);
-  return Array.from({ length: Math.max(ca.length, cb.length) }, (_, k) => {
-    const x = ca[k] ?? null;
-    const y = cb[k] ?? null;
+  return alignByIndex(callsOf(a), callsOf(b), (k, x, y) => {
     const same = x !== null && y !== null && x.call === y.call;
     return {
       k,
@@ -154,14 +160,7 @@ export function renderComparisonTable(
   box.className = className;
   const h2 = doc.createElement(className === 'compare-pinned' ? 'h2' : 'h3');
   h2.textContent = heading;
-  if (onUnpin) {
-    const unpin = doc.createElement('button');
-    unpin.className = 'link-button';
-    unpin.id = 'unpin';
-    unpin.textContent = 'unpin';
-    unpin.addEventListener('click', onUnpin);
-    h2.append(' ', unpin);
-  }
+  if (onUnpin) h2.append(' ', linkButton(doc, 'unpin', 'unpin', onUnpin));
   box.appendChild(h2);
   const table = doc.createElement('table');
   table.className = 'compare-table';

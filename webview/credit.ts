@@ -3,9 +3,11 @@
  * outcome / token-GAE / turn-GAE advantages), one group per call in the strip's order, drawn
  * with d3. Without a critic, only the reward and the outcome advantage, with the host's note.
  */
-import { axisLeft, scaleBand, scaleLinear, select } from 'd3';
+import { scaleBand, scaleLinear, select } from 'd3';
 import type { CallRow } from '../src/core/rl/advantages.js';
 import type { CreditResult } from '../src/protocol/trainer.js';
+import { drawYAxis, SVG } from './axes.js';
+import { el, section, status } from './dom.js';
 import type { Handlers, ViewModel } from './view-model.js';
 
 /** The bar series of the chart, in drawing order. */
@@ -22,8 +24,6 @@ export const CREDIT_SERIES: { key: keyof CallRow; label: string; critic: boolean
 export function creditSeries(c: CreditResult): typeof CREDIT_SERIES {
   return CREDIT_SERIES.filter((s) => c.hasCritic || !s.critic);
 }
-
-const SVG = 'http://www.w3.org/2000/svg';
 
 /** A label cut to fit `width` pixels of 10 px text (about 6.2 px a character), with an ellipsis. */
 export function fitLabel(text: string, width: number): string {
@@ -67,17 +67,12 @@ export function renderCreditBars(
     .attr('viewBox', `0 0 ${width} ${height}`)
     .attr('role', 'img')
     .attr('aria-label', `per-call credit of ${calls.length} calls`);
-  root
-    .append('g')
-    .attr('class', 'axis y-axis')
-    .attr('transform', `translate(${margin.left},0)`)
-    .call(axisLeft(y).ticks(5));
-  root
-    .append('text')
-    .attr('class', 'axis-label y-label')
-    .attr('transform', `translate(12,${(margin.top + height - margin.bottom) / 2}) rotate(-90)`)
-    .attr('text-anchor', 'middle')
-    .text('credit per call');
+  drawYAxis(
+    root,
+    y,
+    { left: margin.left, labelX: 12, top: margin.top, bottom: height - margin.bottom },
+    'credit per call',
+  );
   const groups = root
     .selectAll<SVGGElement, CallRow>('g.call-group')
     .data(calls)
@@ -112,19 +107,16 @@ export function renderCreditBars(
     .attr('x2', width - margin.right)
     .attr('y1', y(0))
     .attr('y2', y(0));
-  groups
-    .append('text')
-    .attr('class', 'call-label')
-    .attr('x', x.bandwidth() / 2)
-    .attr('y', height - margin.bottom + 16)
-    .attr('text-anchor', 'middle')
-    .text((d) => `call ${d.k}`);
-  groups
-    .append('text')
-    .attr('class', 'call-text')
-    .attr('x', x.bandwidth() / 2)
-    .attr('y', height - margin.bottom + 32)
-    .attr('text-anchor', 'middle')
+  // Under each group: `call k`, then the call's text cut to the group's width.
+  const under = (cls: string, dy: number) =>
+    groups
+      .append('text')
+      .attr('class', cls)
+      .attr('x', x.bandwidth() / 2)
+      .attr('y', height - margin.bottom + dy)
+      .attr('text-anchor', 'middle');
+  under('call-label', 16).text((d) => `call ${d.k}`);
+  under('call-text', 32)
     .text((d) => fitLabel(d.text.replace(/<\/?call>/g, '').trim(), x.bandwidth()))
     .append('title')
     .text((d) => d.text);
@@ -166,31 +158,23 @@ export function renderCreditTable(doc: Document, credit: CreditResult): HTMLTabl
 
 /** The credit section: toggle for the heat band, legend, bars, table and note. */
 export function renderCredit(doc: Document, vm: ViewModel, h: Handlers): HTMLElement {
-  const box = doc.createElement('section');
-  box.className = 'credit';
-  const title = doc.createElement('h2');
-  title.textContent = 'Per-call credit: rewards, values, TD errors and advantages (figure 12.1)';
-  box.appendChild(title);
+  const box = section(
+    doc,
+    'credit',
+    'Per-call credit: rewards, values, TD errors and advantages (figure 12.1)',
+  );
   const job = vm.creditJob;
   const c = vm.credit;
   if (job?.error) {
-    const p = doc.createElement('p');
-    p.className = 'status error';
-    p.textContent = `The credit table failed: ${job.error}`;
-    box.appendChild(p);
+    box.appendChild(status(doc, 'error', `The credit table failed: ${job.error}`));
     return box;
   }
   if (!c) {
-    const p = doc.createElement('p');
-    p.className = 'status pending';
-    p.textContent = 'Computing per-call credit in the trainer process…';
-    box.appendChild(p);
+    box.appendChild(status(doc, 'pending', 'Computing per-call credit in the trainer process…'));
     return box;
   }
-  const controls = doc.createElement('div');
-  controls.className = 'controls';
-  const toggle = doc.createElement('label');
-  toggle.className = 'toggle';
+  const controls = el(doc, 'div', 'controls');
+  const toggle = el(doc, 'label', 'toggle');
   const cb = doc.createElement('input');
   cb.type = 'checkbox';
   cb.id = 'heat';
@@ -198,24 +182,17 @@ export function renderCredit(doc: Document, vm: ViewModel, h: Handlers): HTMLEle
   cb.addEventListener('change', () => h.onHeat?.(cb.checked));
   toggle.append(cb, doc.createTextNode(' token advantages as a heat band on the strip'));
   controls.appendChild(toggle);
-  const legend = doc.createElement('div');
-  legend.className = 'credit-legend';
+  const legend = el(doc, 'div', 'credit-legend');
   for (const s of creditSeries(c)) {
-    const item = doc.createElement('span');
-    item.className = 'legend-item';
-    const sw = doc.createElement('span');
-    sw.className = `bar-swatch bar-${String(s.key)}`;
-    const t = doc.createElement('span');
-    t.textContent = s.label;
-    item.append(sw, t);
+    const item = el(doc, 'span', 'legend-item');
+    item.append(el(doc, 'span', `bar-swatch bar-${String(s.key)}`), el(doc, 'span', '', s.label));
     legend.appendChild(item);
   }
-  const note = doc.createElement('p');
-  note.className = c.hasCritic ? 'status muted credit-note' : 'status warn credit-note';
   const text = c.note.replace(/\.$/, '');
-  note.textContent = c.hasCritic ? `With the run’s critic: ${text}.` : `Outcome advantage only: ${text}.`;
-  const chart = doc.createElement('div');
-  chart.className = 'credit-chart';
+  const note = c.hasCritic
+    ? status(doc, 'muted credit-note', `With the run’s critic: ${text}.`)
+    : status(doc, 'warn credit-note', `Outcome advantage only: ${text}.`);
+  const chart = el(doc, 'div', 'credit-chart');
   chart.appendChild(renderCreditBars(doc, c, vm.call ?? null, h.onCall));
   box.append(controls, legend, note, chart, renderCreditTable(doc, c));
   return box;

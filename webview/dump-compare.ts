@@ -3,7 +3,7 @@
  * are trained), with what differs marked, and their outcomes side by side.
  */
 import type { DumpView } from '../src/core/dumps/view.js';
-import { type CompareLine, renderComparisonTable } from './compare.js';
+import { alignByIndex, type CompareLine, renderComparisonTable } from './compare.js';
 
 export interface TurnOf {
   role: string;
@@ -34,19 +34,13 @@ export interface AlignedTurn {
 
 /** Turns aligned by index; a turn only one sample has is null on the other side. */
 export function alignTurns(a: DumpView, b: DumpView): AlignedTurn[] {
-  const ta = turnsOf(a);
-  const tb = turnsOf(b);
-  return Array.from({ length: Math.max(ta.length, tb.length) }, (_, k) => {
-    const x = ta[k] ?? null;
-    const y = tb[k] ?? null;
-    return {
-      k,
-      a: x,
-      b: y,
-      textDiffers: x?.text !== y?.text || x?.role !== y?.role,
-      maskDiffers: x?.trained !== y?.trained,
-    };
-  });
+  return alignByIndex(turnsOf(a), turnsOf(b), (k, x, y) => ({
+    k,
+    a: x,
+    b: y,
+    textDiffers: x?.text !== y?.text || x?.role !== y?.role,
+    maskDiffers: x?.trained !== y?.trained,
+  }));
 }
 
 const clip = (s: string, n = 160) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);

@@ -6,6 +6,7 @@
 
 import type { DumpFileSummary, DumpView } from '../src/core/dumps/view.js';
 import { OWNER_NAMES } from '../src/core/gym/episode.js';
+import { detailList, el, linkButton, section } from './dom.js';
 import { renderDumpCompare } from './dump-compare.js';
 import { stripRow, walkButtons } from './page.js';
 import { renderTokenStrip, type StripEpisode } from './strip.js';
@@ -85,42 +86,22 @@ export function dumpTokenDetail(v: DumpView, i: number): [string, string][] {
 
 /** The detail panel of one token of a dump sample. */
 export function renderDumpDetail(doc: Document, v: DumpView, i: number): HTMLElement {
-  const dl = doc.createElement('dl');
-  dl.className = 'detail';
-  for (const [k, val] of dumpTokenDetail(v, i)) {
-    const dt = doc.createElement('dt');
-    dt.textContent = k;
-    const dd = doc.createElement('dd');
-    dd.textContent = val;
-    if (k === 'findings' && val !== 'none') dd.className = 'flag-text';
-    dl.append(dt, dd);
-  }
-  return dl;
-}
-
-function el<K extends keyof HTMLElementTagNameMap>(doc: Document, tag: K, cls: string, text?: string) {
-  const e = doc.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
+  return detailList(doc, dumpTokenDetail(v, i), 'findings');
 }
 
 /** The file's findings per rule, with navigation to the records that have them. */
 export function renderFileFindings(doc: Document, m: DumpModel, h: DumpHandlers): HTMLElement {
-  const box = el(doc, 'section', 'dump-file');
   const s = m.summary;
   const total = s.rules.reduce((a, r) => a + r.findings, 0);
   const withFindings = s.findingsPerRecord.filter((n) => n > 0).length;
-  box.appendChild(
-    el(doc, 'h2', '', `Findings in the file: ${total} in ${withFindings} of ${s.records} records`),
+  const box = section(
+    doc,
+    'dump-file',
+    `Findings in the file: ${total} in ${withFindings} of ${s.records} records`,
   );
   const nav = el(doc, 'div', 'controls');
-  const button = (id: string, label: string, direction: -1 | 1, rule: string | null) => {
-    const b = el(doc, 'button', 'link-button', label);
-    b.id = id;
-    b.addEventListener('click', () => h.onNavigate?.(direction, rule));
-    return b;
-  };
+  const button = (id: string, label: string, direction: -1 | 1, rule: string | null) =>
+    linkButton(doc, id, label, () => h.onNavigate?.(direction, rule));
   if (withFindings)
     nav.append(
       button('prev-finding', '◀ previous sample with findings', -1, null),
@@ -160,9 +141,10 @@ export function renderFileFindings(doc: Document, m: DumpModel, h: DumpHandlers)
 
 /** This sample's findings, each a link to its first token. */
 export function renderSampleFindings(doc: Document, v: DumpView, onToken: (i: number) => void): HTMLElement {
-  const box = el(doc, 'section', 'sample-findings');
-  box.appendChild(
-    el(doc, 'h2', '', `This sample: ${v.findings.length} finding${v.findings.length === 1 ? '' : 's'}`),
+  const box = section(
+    doc,
+    'sample-findings',
+    `This sample: ${v.findings.length} finding${v.findings.length === 1 ? '' : 's'}`,
   );
   if (!v.findings.length) {
     box.appendChild(el(doc, 'p', 'verdict good', 'No findings in this sample.'));
@@ -174,11 +156,7 @@ export function renderSampleFindings(doc: Document, v: DumpView, onToken: (i: nu
     const name = el(doc, 'strong', 'rule-name', f.rule);
     li.append(name, doc.createTextNode(`: ${f.message}`));
     const first = f.positions.map((p) => p - v.offset).find((i) => i >= 0 && i < v.ids.length);
-    if (first !== undefined) {
-      const go = el(doc, 'button', 'link-button', 'show');
-      go.addEventListener('click', () => onToken(first));
-      li.appendChild(go);
-    }
+    if (first !== undefined) li.appendChild(linkButton(doc, '', 'show', () => onToken(first)));
     list.appendChild(li);
   }
   box.appendChild(list);
@@ -232,17 +210,14 @@ export function renderDumpPage(
     ),
   );
   const isPinned = m.pinned?.title === m.title && m.pinned.view.ids.length === v.ids.length;
-  if (h.onPin) {
-    const pin = el(doc, 'button', 'link-button', isPinned ? 'pinned (unpin)' : 'pin to compare');
-    pin.id = 'pin';
-    pin.addEventListener('click', () => h.onPin?.(!isPinned));
-    header.appendChild(pin);
-  }
+  if (h.onPin)
+    header.appendChild(
+      linkButton(doc, 'pin', isPinned ? 'pinned (unpin)' : 'pin to compare', () => h.onPin?.(!isPinned)),
+    );
   if (h.onOpenBeside) header.appendChild(openBesideButton(doc, h.onOpenBeside));
   root.appendChild(header);
   const flags = new Map([...findingsByToken(v)].map(([i, rules]) => [i, rules.join(', ')]));
-  const stripBox = el(doc, 'section', 'strip-box');
-  stripBox.appendChild(el(doc, 'h2', '', 'Token strip'));
+  const stripBox = section(doc, 'strip-box', 'Token strip');
   stripBox.appendChild(renderTokenStrip(doc, stripEpisodeOf(v), null, { flags }));
   const detail = el(doc, 'aside', 'detail-box');
   detail.setAttribute('aria-live', 'polite');

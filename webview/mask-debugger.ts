@@ -1,6 +1,7 @@
 /** The mask debugger: the bug selector, the verdict and the per-owner table of section 12.1. */
 import { MASK_BUG_LABELS, MASK_BUGS, type MaskBug } from '../src/core/rl/mask-bugs.js';
 import type { MaskCheckResult } from '../src/core/rl/mask-check.js';
+import { el, labelFor, section } from './dom.js';
 import { makeDropdown } from './toolkit.js';
 import type { Handlers, ViewModel } from './view-model.js';
 
@@ -70,15 +71,12 @@ export function maskFindings(r: MaskCheckResult): string[] {
 
 /** The mask debugger: the bug selector, the verdict and the per-owner table. */
 export function renderMaskDebugger(doc: Document, vm: ViewModel, h: Handlers): HTMLElement {
-  const box = doc.createElement('section');
-  box.className = 'mask-debugger';
-  const title = doc.createElement('h2');
-  title.textContent = 'Mask debugger: positions with gradient vs positions owned by the policy';
-  const controls = doc.createElement('div');
-  controls.className = 'controls';
-  const label = doc.createElement('label');
-  label.textContent = 'Loss mask:';
-  label.htmlFor = 'bug';
+  const box = section(
+    doc,
+    'mask-debugger',
+    'Mask debugger: positions with gradient vs positions owned by the policy',
+  );
+  const controls = el(doc, 'div', 'controls');
   const dropdown = makeDropdown(
     doc,
     'bug',
@@ -86,7 +84,7 @@ export function renderMaskDebugger(doc: Document, vm: ViewModel, h: Handlers): H
     vm.bug,
     (v) => h.onBug(v as MaskBug),
   );
-  controls.append(label, dropdown);
+  controls.append(labelFor(doc, 'bug', 'Loss mask:'), dropdown);
   const verdict = doc.createElement('p');
   verdict.className = 'verdict';
   if (vm.maskError) {
@@ -102,7 +100,7 @@ export function renderMaskDebugger(doc: Document, vm: ViewModel, h: Handlers): H
       ? `${n} flag${n === 1 ? '' : 's'}: ${maskFindings(vm.mask).join('; ')}.`
       : '0 flags: the loss trains exactly the tokens the policy produced.';
   }
-  box.append(title, controls, verdict);
+  box.append(controls, verdict);
   if (vm.mask && !vm.maskPending && !vm.maskError) box.appendChild(renderMaskTable(doc, vm.mask));
   return box;
 }

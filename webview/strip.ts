@@ -11,6 +11,7 @@ import { OWNER_NAMES } from '../src/core/gym/episode.js';
 import type { TrajectoryJSON } from '../src/core/gym/trajectory-json.js';
 import type { MaskCheckResult } from '../src/core/rl/mask-check.js';
 import type { CreditResult } from '../src/protocol/trainer.js';
+import { detailList } from './dom.js';
 import type { StripView } from './view-model.js';
 
 export const OWNER_LABELS: Record<string, string> = {
@@ -288,22 +289,5 @@ export function renderDetail(
   mask: MaskCheckResult | null,
   extra: { credit?: CreditResult | null; view?: StripView | null } = {},
 ): HTMLElement {
-  const dl = doc.createElement('dl');
-  dl.className = 'detail';
-  for (const [k, v] of tokenDetail(ep, i, mask, extra)) {
-    const dt = doc.createElement('dt');
-    dt.textContent = k;
-    const dd = doc.createElement('dd');
-    dd.textContent = v;
-    if (k === 'flag' && v !== 'none') dd.className = 'flag-text';
-    dl.append(dt, dd);
-  }
-  return dl;
-}
-
-/** Counts of chips per owner class in a rendered strip (what the tests and e2e check). */
-export function countChips(root: ParentNode): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const o of OWNER_NAMES) out[o] = root.querySelectorAll(`.strip .chip.owner-${o}`).length;
-  return out;
+  return detailList(doc, tokenDetail(ep, i, mask, extra), 'flag');
 }

@@ -4,6 +4,7 @@
  * render functions and their tests do not load the toolkit; `registerToolkit` (called once by the
  * webview's entry point) turns those tags into the toolkit's themed controls.
  */
+import { linkButton } from './dom.js';
 
 export interface Option {
   value: string;
@@ -83,13 +84,9 @@ export function makeNumberField(
 
 /** The header link that opens a second inspector on what this one shows. */
 export function openBesideButton(doc: Document, onClick: () => void): HTMLButtonElement {
-  const b = doc.createElement('button');
-  b.className = 'link-button';
-  b.id = 'open-beside';
-  b.textContent = 'open beside';
-  b.title = 'Open a second inspector beside this one, on the same episode, to compare the two side by side';
-  b.addEventListener('click', onClick);
-  return b;
+  const title =
+    'Open a second inspector beside this one, on the same episode, to compare the two side by side';
+  return linkButton(doc, 'open-beside', 'open beside', onClick, title);
 }
 
 /** Register the toolkit's custom elements (browser only). */

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseHTML } from 'linkedom';
 import {
   makeEnv,
   OWNER,
@@ -20,8 +19,8 @@ import {
 } from '../../webview/compare.js';
 import { renderCompare } from '../../webview/context.js';
 import { tok, train } from '../fixtures.js';
+import { doc } from './fixtures.js';
 
-const doc = () => parseHTML('<!doctype html><html><body></body></html>').document as unknown as Document;
 const ep = (policy: typeof oracle, seed: number) =>
   toTrajectoryJSON(
     runScripted(policy, makeEnv(), randomizeNames(train[4], new Rng(1)), tok, new Rng(seed)),

@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseHTML } from 'linkedom';
 import type { DumpView } from '../../src/core/dumps/view.js';
 import { alignTurns, renderDumpCompare, turnsOf } from '../../webview/dump-compare.js';
-
-const doc = () => parseHTML('<!doctype html><html><body></body></html>').document as unknown as Document;
+import { doc } from './fixtures.js';
 
 /** A sample of turns given as [role, tokens, trained tokens]. */
 function view(turns: [string, string[], number][]): DumpView {

@@ -1,0 +1,35 @@
+/**
+ * What the d3 charts share (the dashboard's curves, the credit bars): the SVG namespace, and a
+ * left axis with its rotated label.
+ */
+import { axisLeft, type ScaleLinear, type Selection } from 'd3';
+
+export const SVG = 'http://www.w3.org/2000/svg';
+
+/** Where a left axis goes: the axis at x = `left`, its label at x = `labelX`, centred between `top` and `bottom`. */
+export interface YAxisPlace {
+  left: number;
+  labelX: number;
+  top: number;
+  bottom: number;
+}
+
+/** Append a left axis (`g.axis.y-axis`, about 5 ticks) and its label (`text.axis-label.y-label`) to a chart. */
+export function drawYAxis(
+  root: Selection<SVGSVGElement, unknown, null, undefined>,
+  y: ScaleLinear<number, number>,
+  at: YAxisPlace,
+  label: string,
+): void {
+  root
+    .append('g')
+    .attr('class', 'axis y-axis')
+    .attr('transform', `translate(${at.left},0)`)
+    .call(axisLeft(y).ticks(5));
+  root
+    .append('text')
+    .attr('class', 'axis-label y-label')
+    .attr('transform', `translate(${at.labelX},${(at.top + at.bottom) / 2}) rotate(-90)`)
+    .attr('text-anchor', 'middle')
+    .text(label);
+}

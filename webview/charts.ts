@@ -3,7 +3,7 @@
  * metric, one line per run; runs of one group (the seeds of an arm) are drawn as their mean with
  * a mean ± sd band; recipe tables as tables. Pure: data in, DOM out.
  */
-import { area, axisBottom, axisLeft, extent, line, scaleLinear, select } from 'd3';
+import { area, axisBottom, extent, line, type ScaleLinear, type Selection, scaleLinear, select } from 'd3';
 import {
   CURVE_METRICS,
   DIAGNOSTIC_METRICS,
@@ -11,6 +11,8 @@ import {
   SMOOTHING,
   type TableData,
 } from '../src/protocol/webview.js';
+import { drawYAxis, SVG } from './axes.js';
+import { el } from './dom.js';
 
 export const METRIC_LABELS: Record<string, string> = {
   pass_rate: 'pass rate',
@@ -95,10 +97,165 @@ export function curveSeries(runs: readonly RunSeries[], metric: string): CurveSe
   });
 }
 
-const SVG = 'http://www.w3.org/2000/svg';
-
 /** At most this many hover points per series (a long run's are thinned evenly). */
 const MAX_HOVER_POINTS = 200;
+
+const CHART_MARGIN = { top: 26, right: 16, bottom: 40, left: 56 };
+
+type Point = CurveSeries['points'][number];
+type Chart = Selection<SVGSVGElement, unknown, null, undefined>;
+
+/** A chart's scales: x over the steps drawn, y over every mean ± sd and held-out value. */
+interface ChartScales {
+  x: ScaleLinear<number, number>;
+  y: ScaleLinear<number, number>;
+  /** The first and last step drawn (undefined: no points). */
+  x0: number | undefined;
+  x1: number | undefined;
+}
+
+const labelOf = (metric: string) => METRIC_LABELS[metric] ?? metric;
+
+/** The scales of a chart `width` x `height`: y spans 0, and up to 1 for the pass rate (0.1 otherwise). */
+function chartScales(
+  metric: string,
+  series: readonly CurveSeries[],
+  width: number,
+  height: number,
+): ChartScales {
+  const margin = CHART_MARGIN;
+  const all = series.flatMap((s) => s.points);
+  const held = series.flatMap((s) => (s.heldout === null ? [] : [s.heldout]));
+  const [x0, x1] = extent(all, (p) => p.step) as [number | undefined, number | undefined];
+  const lo = Math.min(...all.map((p) => p.value - p.sd), ...held, 0);
+  const hi = Math.max(...all.map((p) => p.value + p.sd), ...held, metric === 'pass_rate' ? 1 : 0.1);
+  const x = scaleLinear()
+    .domain([x0 ?? 0, Math.max(x1 ?? 1, (x0 ?? 0) + 1)])
+    .range([margin.left, width - margin.right]);
+  const y = scaleLinear()
+    .domain([Number.isFinite(lo) ? lo : 0, Number.isFinite(hi) ? hi : 1])
+    .nice()
+    .range([height - margin.bottom, margin.top]);
+  return { x, y, x0, x1 };
+}
+
+/** The chart's title, its x axis (whole steps) labelled "training step", its y axis labelled by the metric. */
+function drawFrame(root: Chart, metric: string, sc: ChartScales, width: number, height: number): void {
+  const margin = CHART_MARGIN;
+  root
+    .append('text')
+    .attr('class', 'chart-title')
+    .attr('x', margin.left)
+    .attr('y', 16)
+    .text(`${labelOf(metric)} per step`);
+  root
+    .append('g')
+    .attr('class', 'axis x-axis')
+    .attr('transform', `translate(0,${height - margin.bottom})`)
+    .call(
+      axisBottom(sc.x)
+        .ticks(Math.min(8, Math.max(1, (sc.x1 ?? 1) - (sc.x0 ?? 0))))
+        .tickFormat((d) => String(d)),
+    );
+  root
+    .append('text')
+    .attr('class', 'axis-label x-label')
+    .attr('x', (margin.left + width - margin.right) / 2)
+    .attr('y', height - 6)
+    .attr('text-anchor', 'middle')
+    .text('training step');
+  const place = { left: margin.left, labelX: 14, top: margin.top, bottom: height - margin.bottom };
+  drawYAxis(root, sc.y, place, labelOf(metric));
+}
+
+/**
+ * A series' lines into its group `g`: a group's `path.band` (mean ± sd) and `path.member` lines, then
+ * its `path.curve` (smoothed over a faint `path.raw` when `smoothing` > 0), and a `circle.dot` for a
+ * single point.
+ */
+function drawLines(
+  g: Selection<SVGGElement, unknown, null, undefined>,
+  s: CurveSeries,
+  sc: ChartScales,
+  smoothing: number,
+): void {
+  const { x, y } = sc;
+  const band = area<Point>()
+    .x((p) => x(p.step))
+    .y0((p) => y(p.value - p.sd))
+    .y1((p) => y(p.value + p.sd));
+  const curve = line<{ step: number; value: number }>()
+    .x((p) => x(p.step))
+    .y((p) => y(p.value));
+  if (s.runs > 1) {
+    g.append('path')
+      .attr('class', 'band')
+      .attr('d', band(s.points) ?? '');
+    for (const m of s.members)
+      g.append('path')
+        .attr('class', 'member')
+        .attr('d', curve(m.points) ?? '');
+  }
+  if (smoothing > 0 && s.points.length > 1) {
+    g.append('path')
+      .attr('class', 'raw')
+      .attr('d', curve(s.points) ?? '');
+    const sm = smooth(
+      s.points.map((p) => p.value),
+      smoothing,
+    );
+    g.append('path')
+      .attr('class', 'curve smoothed')
+      .attr('d', curve(s.points.map((p, i) => ({ step: p.step, value: sm[i] }))) ?? '');
+  } else
+    g.append('path')
+      .attr('class', 'curve')
+      .attr('d', curve(s.points) ?? '');
+  if (s.points.length === 1)
+    g.append('circle')
+      .attr('class', 'dot')
+      .attr('cx', x(s.points[0].step))
+      .attr('cy', y(s.points[0].value))
+      .attr('r', 3);
+}
+
+/**
+ * A series' `circle.pt` hover points (at most MAX_HOVER_POINTS, the last always), each titled with
+ * its series, step and raw value (mean ± sd over a group's runs), and its held-out result as a
+ * `path.heldout` diamond at the last step.
+ */
+function drawMarks(
+  g: Selection<SVGGElement, unknown, null, undefined>,
+  s: CurveSeries,
+  sc: ChartScales,
+  metric: string,
+): void {
+  const { x, y } = sc;
+  const every = Math.max(1, Math.ceil(s.points.length / MAX_HOVER_POINTS));
+  const pts = g.append('g').attr('class', 'points');
+  s.points.forEach((p, i) => {
+    if (i % every !== 0 && i !== s.points.length - 1) return;
+    pts
+      .append('circle')
+      .attr('class', 'pt')
+      .attr('cx', x(p.step))
+      .attr('cy', y(p.value))
+      .attr('r', 4)
+      .append('title')
+      .text(
+        `${s.name} · step ${p.step}: ${fmt(p.value)}${s.runs > 1 ? ` ± ${fmt(p.sd)} over ${p.n} runs` : ''}`,
+      );
+  });
+  if (s.heldout !== null) {
+    const cx = x(sc.x1 ?? 0);
+    const cy = y(s.heldout);
+    g.append('path')
+      .attr('class', 'heldout')
+      .attr('d', `M${cx},${cy - 6}L${cx + 6},${cy}L${cx},${cy + 6}L${cx - 6},${cy}Z`)
+      .append('title')
+      .text(`${s.name} · held-out ${labelOf(metric)}: ${fmt(s.heldout)}`);
+  }
+}
 
 /**
  * One chart: `path.band` per group, `path.curve` per series (smoothed when `smoothing` > 0, over a
@@ -113,20 +270,7 @@ export function renderCurveChart(
   opts: { smoothing?: number } = {},
 ): SVGSVGElement {
   const { width, height } = size;
-  const smoothing = opts.smoothing ?? 0;
-  const margin = { top: 26, right: 16, bottom: 40, left: 56 };
-  const all = series.flatMap((s) => s.points);
-  const held = series.flatMap((s) => (s.heldout === null ? [] : [s.heldout]));
-  const [x0, x1] = extent(all, (p) => p.step) as [number | undefined, number | undefined];
-  const lo = Math.min(...all.map((p) => p.value - p.sd), ...held, 0);
-  const hi = Math.max(...all.map((p) => p.value + p.sd), ...held, metric === 'pass_rate' ? 1 : 0.1);
-  const x = scaleLinear()
-    .domain([x0 ?? 0, Math.max(x1 ?? 1, (x0 ?? 0) + 1)])
-    .range([margin.left, width - margin.right]);
-  const y = scaleLinear()
-    .domain([Number.isFinite(lo) ? lo : 0, Number.isFinite(hi) ? hi : 1])
-    .nice()
-    .range([height - margin.bottom, margin.top]);
+  const sc = chartScales(metric, series, width, height);
   const svg = doc.createElementNS(SVG, 'svg') as SVGSVGElement;
   const root = select(svg)
     .attr('class', 'curve-chart')
@@ -136,107 +280,15 @@ export function renderCurveChart(
     .attr('height', height)
     .attr('viewBox', `0 0 ${width} ${height}`)
     .attr('role', 'img')
-    .attr('aria-label', `${METRIC_LABELS[metric] ?? metric} per step, ${series.length} series`);
-  root
-    .append('text')
-    .attr('class', 'chart-title')
-    .attr('x', margin.left)
-    .attr('y', 16)
-    .text(`${METRIC_LABELS[metric] ?? metric} per step`);
-  root
-    .append('g')
-    .attr('class', 'axis x-axis')
-    .attr('transform', `translate(0,${height - margin.bottom})`)
-    .call(
-      axisBottom(x)
-        .ticks(Math.min(8, Math.max(1, (x1 ?? 1) - (x0 ?? 0))))
-        .tickFormat((d) => String(d)),
-    );
-  root
-    .append('g')
-    .attr('class', 'axis y-axis')
-    .attr('transform', `translate(${margin.left},0)`)
-    .call(axisLeft(y).ticks(5));
-  root
-    .append('text')
-    .attr('class', 'axis-label x-label')
-    .attr('x', (margin.left + width - margin.right) / 2)
-    .attr('y', height - 6)
-    .attr('text-anchor', 'middle')
-    .text('training step');
-  root
-    .append('text')
-    .attr('class', 'axis-label y-label')
-    .attr('transform', `translate(14,${(margin.top + height - margin.bottom) / 2}) rotate(-90)`)
-    .attr('text-anchor', 'middle')
-    .text(METRIC_LABELS[metric] ?? metric);
-  const band = area<CurveSeries['points'][number]>()
-    .x((p) => x(p.step))
-    .y0((p) => y(p.value - p.sd))
-    .y1((p) => y(p.value + p.sd));
-  const curve = line<{ step: number; value: number }>()
-    .x((p) => x(p.step))
-    .y((p) => y(p.value));
+    .attr('aria-label', `${labelOf(metric)} per step, ${series.length} series`);
+  drawFrame(root, metric, sc, width, height);
   for (const s of series) {
     const g = root
       .append('g')
       .attr('class', `series series-c${s.color}${s.live ? ' live' : ''}`)
       .attr('data-name', s.name);
-    if (s.runs > 1) {
-      g.append('path')
-        .attr('class', 'band')
-        .attr('d', band(s.points) ?? '');
-      for (const m of s.members)
-        g.append('path')
-          .attr('class', 'member')
-          .attr('d', curve(m.points) ?? '');
-    }
-    if (smoothing > 0 && s.points.length > 1) {
-      g.append('path')
-        .attr('class', 'raw')
-        .attr('d', curve(s.points) ?? '');
-      const sm = smooth(
-        s.points.map((p) => p.value),
-        smoothing,
-      );
-      g.append('path')
-        .attr('class', 'curve smoothed')
-        .attr('d', curve(s.points.map((p, i) => ({ step: p.step, value: sm[i] }))) ?? '');
-    } else
-      g.append('path')
-        .attr('class', 'curve')
-        .attr('d', curve(s.points) ?? '');
-    if (s.points.length === 1)
-      g.append('circle')
-        .attr('class', 'dot')
-        .attr('cx', x(s.points[0].step))
-        .attr('cy', y(s.points[0].value))
-        .attr('r', 3);
-    // Hover points: each says its series, step and raw value (mean ± sd over a group's runs).
-    const every = Math.max(1, Math.ceil(s.points.length / MAX_HOVER_POINTS));
-    const pts = g.append('g').attr('class', 'points');
-    s.points.forEach((p, i) => {
-      if (i % every !== 0 && i !== s.points.length - 1) return;
-      pts
-        .append('circle')
-        .attr('class', 'pt')
-        .attr('cx', x(p.step))
-        .attr('cy', y(p.value))
-        .attr('r', 4)
-        .append('title')
-        .text(
-          `${s.name} · step ${p.step}: ${fmt(p.value)}${s.runs > 1 ? ` ± ${fmt(p.sd)} over ${p.n} runs` : ''}`,
-        );
-    });
-    if (s.heldout !== null) {
-      const cx = x(x1 ?? 0);
-      const cy = y(s.heldout);
-      g.append('path')
-        .attr('class', 'heldout')
-        .attr('d', `M${cx},${cy - 6}L${cx + 6},${cy}L${cx},${cy + 6}L${cx - 6},${cy}Z`)
-        .append('title')
-        .text(`${s.name} · held-out ${METRIC_LABELS[metric] ?? metric}: ${fmt(s.heldout)}`);
-    }
+    drawLines(g, s, sc, opts.smoothing ?? 0);
+    drawMarks(g, s, sc, metric);
   }
   return svg;
 }
@@ -283,117 +335,123 @@ export interface DashboardHandlers {
   onSmoothing?(weight: number): void;
 }
 
+type DashboardData = { runs: readonly RunSeries[]; tables: readonly TableData[]; notes: readonly string[] };
+
+/** The series' legend (`.curve-legend`): a swatch and a name per series, and the held-out mark when one has a result. */
+function curveLegend(doc: Document, series: readonly CurveSeries[]): HTMLElement {
+  const legend = el(doc, 'div', 'legend curve-legend');
+  for (const s of series) {
+    const item = el(doc, 'span', `legend-item series-c${s.color}`);
+    item.append(
+      el(doc, 'span', `line-swatch${s.runs > 1 ? ' with-band' : ''}`),
+      el(doc, 'span', '', `${s.name}${s.live ? ' · live' : ''}`),
+    );
+    legend.appendChild(item);
+  }
+  if (series.some((s) => s.heldout !== null))
+    legend.appendChild(el(doc, 'span', 'legend-item heldout-key', '◆ held-out result (at the last step)'));
+  return legend;
+}
+
+/** The smoothing choice: one `button[data-smoothing]` per weight of SMOOTHING, the current one pressed. */
+function smoothingControls(doc: Document, smoothing: number, h: DashboardHandlers): HTMLElement {
+  const controls = el(doc, 'div', 'controls smoothing');
+  controls.setAttribute('role', 'group');
+  controls.setAttribute('aria-label', 'smoothing of the curves');
+  controls.appendChild(el(doc, 'span', '', 'Smoothing:'));
+  for (const w of SMOOTHING) {
+    const b = el(doc, 'button', `link-button${w === smoothing ? ' on' : ''}`);
+    b.dataset.smoothing = String(w);
+    b.setAttribute('aria-pressed', String(w === smoothing));
+    b.textContent = w === 0 ? 'off' : String(w);
+    b.title =
+      w === 0
+        ? 'The raw per-step values'
+        : `An exponential moving average with weight ${w} over the raw curve`;
+    b.addEventListener('click', () => h.onSmoothing?.(w));
+    controls.appendChild(b);
+  }
+  return controls;
+}
+
+/** A heading and a grid of charts, one `figure.chart` per metric with its export button. */
+function chartGrid(
+  doc: Document,
+  title: string,
+  metrics: readonly string[],
+  runs: readonly RunSeries[],
+  smoothing: number,
+  h: DashboardHandlers,
+): HTMLElement[] {
+  const grid = el(doc, 'div', 'charts');
+  for (const metric of metrics) {
+    const fig = el(doc, 'figure', 'chart');
+    fig.appendChild(renderCurveChart(doc, metric, curveSeries(runs, metric), undefined, { smoothing }));
+    const b = el(doc, 'button', 'link-button export', 'Export SVG');
+    b.dataset.export = metric;
+    b.title = `Save the ${labelOf(metric)} plot as an SVG file`;
+    b.addEventListener('click', () => h.onExport(metric));
+    fig.appendChild(b);
+    grid.appendChild(fig);
+  }
+  return [el(doc, 'h2', '', title), grid];
+}
+
+/** The curves of some runs: legend, smoothing, the behaviour charts, and the diagnostics some run has. */
+function curves(
+  doc: Document,
+  runs: readonly RunSeries[],
+  smoothing: number,
+  h: DashboardHandlers,
+): HTMLElement[] {
+  const present = DIAGNOSTIC_METRICS.filter((m) => runs.some((r) => r.metrics[m]?.some((x) => x !== null)));
+  return [
+    curveLegend(doc, curveSeries(runs, CURVE_METRICS[0])),
+    smoothingControls(doc, smoothing, h),
+    ...chartGrid(doc, 'Behaviour (figure 12.2)', CURVE_METRICS, runs, smoothing, h),
+    ...(present.length ? chartGrid(doc, 'Optimisation diagnostics', present, runs, smoothing, h) : []),
+  ];
+}
+
 /**
  * The dashboard: legend and smoothing, one chart per behaviour metric (figure 12.2), one per
  * optimisation diagnostic some run has, each with an export button; the tables and notes.
  */
 export function renderDashboard(
   doc: Document,
-  data: { runs: readonly RunSeries[]; tables: readonly TableData[]; notes: readonly string[] },
+  data: DashboardData,
   h: DashboardHandlers,
   opts: { smoothing?: number } = {},
 ): HTMLElement {
-  const smoothing = opts.smoothing ?? 0;
-  const root = doc.createElement('div');
-  root.className = 'dashboard';
-  const h1 = doc.createElement('h1');
-  h1.textContent = 'Training dashboard';
-  const sub = doc.createElement('p');
-  sub.className = 'info';
+  const root = el(doc, 'div', 'dashboard');
   const live = data.runs.filter((r) => r.live).length;
   const steps = Math.max(0, ...data.runs.map((r) => r.steps.length));
-  sub.textContent = `${data.runs.length} run${data.runs.length === 1 ? '' : 's'} · up to ${steps} steps${live ? ` · ${live} training now (updates live)` : ''}`;
-  root.append(h1, sub);
-  if (data.runs.length === 0) {
-    const p = doc.createElement('p');
-    p.className = 'empty';
-    p.textContent =
-      'No training steps yet. Train an agent or run a recipe; its curves appear here as it trains.';
-    root.appendChild(p);
-  } else {
-    const first = curveSeries(data.runs, CURVE_METRICS[0]);
-    const legend = doc.createElement('div');
-    legend.className = 'legend curve-legend';
-    for (const s of first) {
-      const item = doc.createElement('span');
-      item.className = `legend-item series-c${s.color}`;
-      const sw = doc.createElement('span');
-      sw.className = `line-swatch${s.runs > 1 ? ' with-band' : ''}`;
-      const t = doc.createElement('span');
-      t.textContent = `${s.name}${s.live ? ' · live' : ''}`;
-      item.append(sw, t);
-      legend.appendChild(item);
-    }
-    if (first.some((s) => s.heldout !== null)) {
-      const item = doc.createElement('span');
-      item.className = 'legend-item heldout-key';
-      item.textContent = '◆ held-out result (at the last step)';
-      legend.appendChild(item);
-    }
-    root.appendChild(legend);
-    const controls = doc.createElement('div');
-    controls.className = 'controls smoothing';
-    controls.setAttribute('role', 'group');
-    controls.setAttribute('aria-label', 'smoothing of the curves');
-    const label = doc.createElement('span');
-    label.textContent = 'Smoothing:';
-    controls.appendChild(label);
-    for (const w of SMOOTHING) {
-      const b = doc.createElement('button');
-      b.className = `link-button${w === smoothing ? ' on' : ''}`;
-      b.dataset.smoothing = String(w);
-      b.setAttribute('aria-pressed', String(w === smoothing));
-      b.textContent = w === 0 ? 'off' : String(w);
-      b.title =
-        w === 0
-          ? 'The raw per-step values'
-          : `An exponential moving average with weight ${w} over the raw curve`;
-      b.addEventListener('click', () => h.onSmoothing?.(w));
-      controls.appendChild(b);
-    }
-    root.appendChild(controls);
-    const section = (title: string, metrics: readonly string[]) => {
-      const h2 = doc.createElement('h2');
-      h2.textContent = title;
-      const grid = doc.createElement('div');
-      grid.className = 'charts';
-      for (const metric of metrics) {
-        const fig = doc.createElement('figure');
-        fig.className = 'chart';
-        fig.appendChild(
-          renderCurveChart(doc, metric, curveSeries(data.runs, metric), undefined, { smoothing }),
-        );
-        const b = doc.createElement('button');
-        b.className = 'link-button export';
-        b.dataset.export = metric;
-        b.textContent = 'Export SVG';
-        b.title = `Save the ${METRIC_LABELS[metric] ?? metric} plot as an SVG file`;
-        b.addEventListener('click', () => h.onExport(metric));
-        fig.appendChild(b);
-        grid.appendChild(fig);
-      }
-      root.append(h2, grid);
-    };
-    section('Behaviour (figure 12.2)', CURVE_METRICS);
-    const present = DIAGNOSTIC_METRICS.filter((m) =>
-      data.runs.some((r) => r.metrics[m]?.some((x) => x !== null)),
+  root.append(
+    el(doc, 'h1', '', 'Training dashboard'),
+    el(
+      doc,
+      'p',
+      'info',
+      `${data.runs.length} run${data.runs.length === 1 ? '' : 's'} · up to ${steps} steps${live ? ` · ${live} training now (updates live)` : ''}`,
+    ),
+  );
+  if (data.runs.length === 0)
+    root.appendChild(
+      el(
+        doc,
+        'p',
+        'empty',
+        'No training steps yet. Train an agent or run a recipe; its curves appear here as it trains.',
+      ),
     );
-    if (present.length) section('Optimisation diagnostics', present);
-  }
+  else root.append(...curves(doc, data.runs, opts.smoothing ?? 0, h));
   if (data.tables.length) {
-    const h2 = doc.createElement('h2');
-    h2.textContent = 'Recipe tables';
-    root.appendChild(h2);
+    root.appendChild(el(doc, 'h2', '', 'Recipe tables'));
     for (const t of data.tables) root.appendChild(renderRecipeTable(doc, t));
   }
   if (data.notes.length) {
-    const ul = doc.createElement('ul');
-    ul.className = 'notes';
-    for (const n of data.notes) {
-      const li = doc.createElement('li');
-      li.textContent = n;
-      ul.appendChild(li);
-    }
+    const ul = el(doc, 'ul', 'notes');
+    for (const n of data.notes) ul.appendChild(el(doc, 'li', '', n));
     root.appendChild(ul);
   }
   return root;

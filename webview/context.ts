@@ -8,12 +8,15 @@ import type { TrajectoryJSON } from '../src/core/gym/trajectory-json.js';
 import { MAX_RETRAIN_STEPS } from '../src/protocol/trainer.js';
 import { policyLabel } from '../src/protocol/webview.js';
 import { episodeCompareLines, renderComparisonTable } from './compare.js';
+import { el, labelFor, linkButton, section, status } from './dom.js';
 import { renderTokenStrip } from './strip.js';
 import { makeButton, makeDropdown, makeNumberField } from './toolkit.js';
 import {
   type EvalCell,
+  editedPolicy,
   episodeCalls,
   type Handlers,
+  runPolicy,
   type StripView,
   stripView,
   type ViewModel,
@@ -45,154 +48,173 @@ export function policyOfKind(kind: ContextPolicy['kind'], current: ContextPolicy
 
 const samePolicy = (a: ContextPolicy, b: ContextPolicy) => JSON.stringify(a) === JSON.stringify(b);
 
-function status(doc: Document, cls: string, text: string): HTMLElement {
-  const p = doc.createElement('p');
-  p.className = `status ${cls}`;
-  p.textContent = text;
-  return p;
+/** `<div class="cls">` holding the given children: one row of the editor's controls. */
+function row(doc: Document, cls: string, ...children: (Node | string)[]): HTMLElement {
+  const r = el(doc, 'div', cls);
+  r.append(...children);
+  return r;
 }
 
-/** The context-policy editor: call picker, policy form, and the rerun / evaluate / retrain buttons. */
-export function renderContextEditor(doc: Document, vm: ViewModel, h: Handlers): HTMLElement {
-  const box = doc.createElement('section');
-  box.className = 'context-editor';
-  const title = doc.createElement('h2');
-  title.textContent = 'Context policy: what each call saw, edit, rerun';
-  box.appendChild(title);
-  const ep = vm.episode;
-  if (!ep) return box;
-  const runPolicy = vm.source?.contextPolicy ?? { kind: 'full' };
-  const policy = vm.policy ?? runPolicy;
+/** The reason a job's button is disabled while the job runs (null: it is not running). */
+const busy = (j: { pending: boolean } | undefined) => (j?.pending ? 'running…' : null);
 
-  const row1 = doc.createElement('div');
-  row1.className = 'controls';
-  const callLabel = doc.createElement('label');
-  callLabel.textContent = 'Strip shows:';
-  callLabel.htmlFor = 'call';
-  const calls = episodeCalls(ep);
-  row1.append(
-    callLabel,
+/** Why the episode cannot be rerun or evaluated (null: it can). */
+function noModelReason(vm: ViewModel): string | null {
+  return vm.source && vm.source.model === null ? 'a scripted episode has no model to sample from' : null;
+}
+
+/** "Strip shows:" the whole episode, or what call k saw (`#call`). */
+function callPicker(doc: Document, ep: TrajectoryJSON, vm: ViewModel, h: Handlers): HTMLElement {
+  const calls = episodeCalls(ep).map((c) => ({
+    value: String(c.k),
+    label: `what call ${c.k} saw: ${c.text}`,
+  }));
+  return row(
+    doc,
+    'controls',
+    labelFor(doc, 'call', 'Strip shows:'),
     makeDropdown(
       doc,
       'call',
-      [
-        { value: 'all', label: 'the whole episode' },
-        ...calls.map((c) => ({ value: String(c.k), label: `what call ${c.k} saw: ${c.text}` })),
-      ],
+      [{ value: 'all', label: 'the whole episode' }, ...calls],
       vm.call == null ? 'all' : String(vm.call),
       (v) => h.onCall?.(v === 'all' ? null : Number(v)),
     ),
   );
+}
 
-  const row2 = doc.createElement('div');
-  row2.className = 'controls';
-  const kindLabel = doc.createElement('label');
-  kindLabel.textContent = 'Policy:';
-  kindLabel.htmlFor = 'policy-kind';
-  row2.append(
-    kindLabel,
-    makeDropdown(
-      doc,
-      'policy-kind',
-      (Object.keys(KIND_LABELS) as ContextPolicy['kind'][]).map((k) => ({ value: k, label: KIND_LABELS[k] })),
-      policy.kind,
-      (v) => h.onPolicy?.(policyOfKind(v as ContextPolicy['kind'], policy)),
+/** The policy's kind (`#policy-kind`) and, for keep_obs and truncate, its parameter (`#policy-param`). */
+function policyForm(doc: Document, policy: ContextPolicy, h: Handlers): HTMLElement {
+  const kinds = (Object.keys(KIND_LABELS) as ContextPolicy['kind'][]).map((k) => ({
+    value: k,
+    label: KIND_LABELS[k],
+  }));
+  const form = row(
+    doc,
+    'controls',
+    labelFor(doc, 'policy-kind', 'Policy:'),
+    makeDropdown(doc, 'policy-kind', kinds, policy.kind, (v) =>
+      h.onPolicy?.(policyOfKind(v as ContextPolicy['kind'], policy)),
     ),
   );
-  if (policy.kind === 'keepObs' || policy.kind === 'truncateOldest') {
-    const l = doc.createElement('label');
-    l.htmlFor = 'policy-param';
-    l.textContent = policy.kind === 'keepObs' ? 'k =' : 'max tokens =';
-    const field =
-      policy.kind === 'keepObs'
-        ? makeNumberField(doc, 'policy-param', policy.k, 0, 64, (k) => h.onPolicy?.({ kind: 'keepObs', k }))
-        : makeNumberField(doc, 'policy-param', policy.maxTokens, 1, MAX_VIEW_TOKENS, (maxTokens) =>
-            h.onPolicy?.({ kind: 'truncateOldest', maxTokens }),
-          );
-    row2.append(l, field);
-  }
-  const desc = doc.createElement('p');
-  desc.className = 'policy-desc';
-  desc.textContent = `${describeContextPolicy(policy)}. ${
-    samePolicy(policy, runPolicy)
-      ? 'This is the run’s own policy.'
-      : `The run was sampled under: ${policyLabel(runPolicy)}.`
-  }`;
+  if (policy.kind === 'keepObs')
+    form.append(
+      labelFor(doc, 'policy-param', 'k ='),
+      makeNumberField(doc, 'policy-param', policy.k, 0, 64, (k) => h.onPolicy?.({ kind: 'keepObs', k })),
+    );
+  else if (policy.kind === 'truncateOldest')
+    form.append(
+      labelFor(doc, 'policy-param', 'max tokens ='),
+      makeNumberField(doc, 'policy-param', policy.maxTokens, 1, MAX_VIEW_TOKENS, (maxTokens) =>
+        h.onPolicy?.({ kind: 'truncateOldest', maxTokens }),
+      ),
+    );
+  return form;
+}
 
-  const row3 = doc.createElement('div');
-  row3.className = 'controls actions';
-  const noModel =
-    vm.source && vm.source.model === null ? 'a scripted episode has no model to sample from' : null;
-  const busy = (j: { pending: boolean } | undefined) => (j?.pending ? 'running…' : null);
-  row3.append(
+/** What the policy does, and whether it is the run's own. */
+function policyDescription(doc: Document, policy: ContextPolicy, run: ContextPolicy): HTMLElement {
+  const whose = samePolicy(policy, run)
+    ? 'This is the run’s own policy.'
+    : `The run was sampled under: ${policyLabel(run)}.`;
+  return el(doc, 'p', 'policy-desc', `${describeContextPolicy(policy)}. ${whose}`);
+}
+
+/** Rerun the task (`#rerun`) and evaluate held-out (`#evaluate`) under the run's and the edited policy. */
+function rerunButtons(doc: Document, vm: ViewModel, h: Handlers): HTMLElement {
+  const policy = editedPolicy(vm);
+  const run = runPolicy(vm);
+  const noModel = noModelReason(vm);
+  return row(
+    doc,
+    'controls actions',
     makeButton(doc, 'rerun', `Rerun this task under ${policyLabel(policy)}`, () => h.onRerun?.(), {
       disabled: noModel ?? busy(vm.rerunJob),
     }),
     makeButton(
       doc,
       'evaluate',
-      samePolicy(policy, runPolicy)
+      samePolicy(policy, run)
         ? `Evaluate held-out under ${policyLabel(policy)}`
-        : `Evaluate held-out: ${policyLabel(runPolicy)} vs ${policyLabel(policy)}`,
+        : `Evaluate held-out: ${policyLabel(run)} vs ${policyLabel(policy)}`,
       () => h.onEvaluate?.('run'),
       { disabled: noModel ?? busy(vm.evalJob), secondary: true },
     ),
   );
-  // Retraining: its step count, its button, and a cancel while it runs.
-  const row4 = doc.createElement('div');
-  row4.className = 'controls actions';
-  const stepsLabel = doc.createElement('label');
-  stepsLabel.htmlFor = 'retrain-steps';
-  stepsLabel.textContent = 'Retrain for';
-  const stepsField = makeNumberField(doc, 'retrain-steps', vm.retrainSteps ?? 40, 1, MAX_RETRAIN_STEPS, (n) =>
+}
+
+/** Retraining: its step count (`#retrain-steps`), its button, and evaluating the retrained model once done. */
+function retrainRow(doc: Document, vm: ViewModel, h: Handlers): HTMLElement {
+  const steps = makeNumberField(doc, 'retrain-steps', vm.retrainSteps ?? 40, 1, MAX_RETRAIN_STEPS, (n) =>
     h.onRetrainSteps?.(n),
   );
-  stepsField.disabled = Boolean(vm.retrainJob?.pending);
-  const stepsUnit = doc.createElement('span');
-  stepsUnit.textContent = 'steps';
-  row4.append(
-    stepsLabel,
-    stepsField,
-    stepsUnit,
-    makeButton(doc, 'retrain', `Retrain under ${policyLabel(policy)}`, () => h.onRetrain?.(), {
+  steps.disabled = Boolean(vm.retrainJob?.pending);
+  const r = row(
+    doc,
+    'controls actions',
+    labelFor(doc, 'retrain-steps', 'Retrain for'),
+    steps,
+    el(doc, 'span', '', 'steps'),
+    makeButton(doc, 'retrain', `Retrain under ${policyLabel(editedPolicy(vm))}`, () => h.onRetrain?.(), {
       disabled: vm.source?.retrainUnavailable ?? busy(vm.retrainJob),
       secondary: true,
     }),
   );
   if (vm.retrained)
-    row4.appendChild(
+    r.appendChild(
       makeButton(doc, 'evaluate-retrained', `Evaluate ${vm.retrained}`, () => h.onEvaluate?.('retrained'), {
         disabled: busy(vm.evalJob),
         secondary: true,
       }),
     );
-  box.append(row1, row2, desc, row3, row4);
-  if (vm.retrainCancelled) box.appendChild(status(doc, 'muted retrain-cancelled', vm.retrainCancelled));
+  return r;
+}
+
+/**
+ * The status lines under the editor: a cancelled retraining, why buttons are disabled, and each
+ * job's error or progress (an evaluation's or a retraining's with a `#cancel-<op>` link).
+ */
+function jobLines(doc: Document, vm: ViewModel, h: Handlers): HTMLElement[] {
+  const lines: HTMLElement[] = [];
+  if (vm.retrainCancelled) lines.push(status(doc, 'muted retrain-cancelled', vm.retrainCancelled));
   // A disabled button says why in its tooltip; say it on the page too, where it can be read.
-  if (noModel) box.appendChild(status(doc, 'muted no-model-reason', `Rerun and evaluation: ${noModel}.`));
+  const noModel = noModelReason(vm);
+  if (noModel) lines.push(status(doc, 'muted no-model-reason', `Rerun and evaluation: ${noModel}.`));
   if (vm.source?.retrainUnavailable)
-    box.appendChild(status(doc, 'muted retrain-reason', `Retrain: ${vm.source.retrainUnavailable}.`));
-  for (const [name, job] of [
-    ['rerun', vm.rerunJob],
-    ['evaluation', vm.evalJob],
-    ['retraining', vm.retrainJob],
+    lines.push(status(doc, 'muted retrain-reason', `Retrain: ${vm.source.retrainUnavailable}.`));
+  for (const [name, job, op] of [
+    ['rerun', vm.rerunJob, null],
+    ['evaluation', vm.evalJob, 'evaluate'],
+    ['retraining', vm.retrainJob, 'retrain'],
   ] as const) {
-    if (job?.error) box.appendChild(status(doc, 'error', `The ${name} failed: ${job.error}`));
+    if (job?.error) lines.push(status(doc, 'error', `The ${name} failed: ${job.error}`));
     else if (job?.pending) {
       const line = status(doc, 'pending', `${name}: ${job.progress ?? 'running in the trainer process…'}`);
       // An evaluation or a retraining can run for minutes: it can be stopped here, at its next step.
-      const op = name === 'evaluation' ? 'evaluate' : name === 'retraining' ? 'retrain' : null;
-      if (op) {
-        const cancel = doc.createElement('button');
-        cancel.className = 'link-button';
-        cancel.id = `cancel-${op}`;
-        cancel.textContent = 'cancel';
-        cancel.addEventListener('click', () => h.onCancel?.(op));
-        line.append(' ', cancel);
-      }
-      box.appendChild(line);
+      if (op)
+        line.append(
+          ' ',
+          linkButton(doc, `cancel-${op}`, 'cancel', () => h.onCancel?.(op)),
+        );
+      lines.push(line);
     }
   }
+  return lines;
+}
+
+/** The context-policy editor: call picker, policy form, and the rerun / evaluate / retrain buttons. */
+export function renderContextEditor(doc: Document, vm: ViewModel, h: Handlers): HTMLElement {
+  const box = section(doc, 'context-editor', 'Context policy: what each call saw, edit, rerun');
+  const ep = vm.episode;
+  if (!ep) return box;
+  box.append(
+    callPicker(doc, ep, vm, h),
+    policyForm(doc, editedPolicy(vm), h),
+    policyDescription(doc, editedPolicy(vm), runPolicy(vm)),
+    rerunButtons(doc, vm, h),
+    retrainRow(doc, vm, h),
+    ...jobLines(doc, vm, h),
+  );
   return box;
 }
 
@@ -251,13 +273,9 @@ export function renderCrossTable(doc: Document, cells: readonly EvalCell[]): HTM
 
 /** The original episode beside its rerun under the edited policy, and the cross table. */
 export function renderCompare(doc: Document, vm: ViewModel, h: Handlers): HTMLElement {
-  const box = doc.createElement('section');
-  box.className = 'compare';
-  const title = doc.createElement('h2');
-  title.textContent = 'Comparison with the original';
-  box.appendChild(title);
+  const box = section(doc, 'compare', 'Comparison with the original');
   const ep = vm.episode!;
-  const runPolicy = vm.source?.contextPolicy ?? { kind: 'full' };
+  const run = runPolicy(vm);
   const r = vm.rerun;
   if (r || vm.rerunJob?.pending) {
     const cols = doc.createElement('div');
@@ -272,7 +290,7 @@ export function renderCompare(doc: Document, vm: ViewModel, h: Handlers): HTMLEl
       cols.appendChild(c);
       return c;
     };
-    col('original', `Original · ${policyLabel(runPolicy)}`, [summaryLine(ep)]);
+    col('original', `Original · ${policyLabel(run)}`, [summaryLine(ep)]);
     if (r) {
       const shown = Math.min(vm.rerunShown ?? 0, r.episodes.length - 1);
       const e = r.episodes[shown];
@@ -318,7 +336,7 @@ export function renderCompare(doc: Document, vm: ViewModel, h: Handlers): HTMLEl
         renderComparisonTable(
           doc,
           `The original against rerun episode ${shown}, call by call`,
-          [`original · ${policyLabel(runPolicy)}`, `rerun ${shown} · ${policyLabel(r.policy)}`],
+          [`original · ${policyLabel(run)}`, `rerun ${shown} · ${policyLabel(r.policy)}`],
           episodeCompareLines(ep, e),
           null,
           'compare-rerun',

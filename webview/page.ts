@@ -1,7 +1,7 @@
 /**
  * The inspector page: assembles the header, the legend, the mask debugger, the context editor, the
  * token strip with its detail box, the credit view and the comparison, for a view model. No
- * messaging, no global state: inspector-main.ts owns those.
+ * messaging, no global state: inspector-main.ts and its controllers (inspector-views.ts) own those.
  */
 import { OWNER_NAMES } from '../src/core/gym/episode.js';
 import type { TrajectoryJSON } from '../src/core/gym/trajectory-json.js';
@@ -9,10 +9,11 @@ import { MASK_BUG_LABELS } from '../src/core/rl/mask-bugs.js';
 import { renderComparePinned } from './compare.js';
 import { renderCompare, renderContextEditor } from './context.js';
 import { renderCredit } from './credit.js';
+import { el, linkButton, section } from './dom.js';
 import { renderMaskDebugger } from './mask-debugger.js';
 import { renderDetail, renderLegend, renderTokenStrip } from './strip.js';
 import { openBesideButton } from './toolkit.js';
-import { currentView, type Handlers, type ViewModel } from './view-model.js';
+import { currentView, type Handlers, type StripView, type ViewModel } from './view-model.js';
 
 /**
  * The strip and the token detail side by side (stacked when narrow). The detail sticks to the top
@@ -46,122 +47,117 @@ export function walkButtons(doc: Document, onWalk: (direction: -1 | 1) => void):
     ['walk-prev', '◀ previous', -1],
     ['walk-next', 'next ▶', 1],
   ] as const) {
-    const b = doc.createElement('button');
-    b.className = 'link-button';
-    b.id = id;
-    b.textContent = label;
-    b.title = `${d === 1 ? 'Next' : 'Previous'} row of the episode table (${d === 1 ? ']' : '['})`;
-    b.addEventListener('click', () => onWalk(d));
-    nav.appendChild(b);
+    const title = `${d === 1 ? 'Next' : 'Previous'} row of the episode table (${d === 1 ? ']' : '['})`;
+    nav.appendChild(linkButton(doc, id, label, () => onWalk(d), title));
   }
   return nav;
 }
 
-/** The whole inspector for a view model. */
-export function renderInspector(doc: Document, vm: ViewModel, h: Handlers): HTMLElement {
-  const root = doc.createElement('div');
-  root.className = 'inspector';
-  const ep = vm.episode;
-  if (!ep) {
-    const p = doc.createElement('p');
-    p.className = 'empty';
-    p.textContent =
-      'No episode yet. Run “Episode Lab: Sample Episodes”, then pick an episode in the Episode Lab run explorer.';
-    root.appendChild(p);
-    return root;
-  }
-  const header = doc.createElement('header');
-  const h1 = doc.createElement('h1');
-  h1.textContent = vm.title;
-  const info = doc.createElement('p');
-  info.className = 'info';
+/** The links to the run's episode table: this episode's GRPO group (when it has one), its task across steps. */
+function browseLinks(doc: Document, ep: TrajectoryJSON, h: Handlers): HTMLElement {
+  const links = el(doc, 'p', 'browse-links');
+  const link = (id: string, label: string, query: string) =>
+    linkButton(doc, id, label, () => h.onBrowse?.(query), `The episode table with: ${query}`);
+  if (ep.step !== undefined && ep.group !== undefined)
+    links.append(
+      link('browse-group', 'this episode’s GRPO group', `step = ${ep.step} and group = ${ep.group}`),
+      doc.createTextNode(' · '),
+    );
+  links.append(link('browse-task', 'this task across steps', `task = ${ep.task.id}`));
+  return links;
+}
+
+/**
+ * The episode's header: walk buttons, title, outcome and token counts by owner, backend and model,
+ * then the links the handlers offer (the run's table, pin, open beside, the run's dashboard).
+ */
+function episodeHeader(doc: Document, ep: TrajectoryJSON, vm: ViewModel, h: Handlers): HTMLElement {
   const i = ep.info;
   const counts = OWNER_NAMES.map((o, k) => `${o} ${ep.owner.filter((x) => x === k).length}`).join(', ');
-  info.textContent = `task ${ep.task.id} (${ep.task.kind}) · ${i.hidden_pass ? 'pass' : 'fail'} · reward ${ep.reward.toFixed(2)} · ${i.n_turns} turns · stop ${i.stop} · ${ep.ids.length} tokens (${counts})`;
-  const backend = doc.createElement('p');
-  backend.className = 'backend';
   const src = vm.source;
-  backend.textContent = `TF.js backend (trainer process): ${vm.backend ?? 'not started yet'}${
-    src ? ` · model: ${src.model ?? 'none (scripted; the mask check uses seeded random logits)'}` : ''
-  }`;
+  const header = el(doc, 'header');
   header.append(
     walkButtons(doc, (d) => h.onWalk?.(d)),
-    h1,
-    info,
-    backend,
+    el(doc, 'h1', '', vm.title),
+    el(
+      doc,
+      'p',
+      'info',
+      `task ${ep.task.id} (${ep.task.kind}) · ${i.hidden_pass ? 'pass' : 'fail'} · reward ${ep.reward.toFixed(2)} · ${i.n_turns} turns · stop ${i.stop} · ${ep.ids.length} tokens (${counts})`,
+    ),
+    el(
+      doc,
+      'p',
+      'backend',
+      `TF.js backend (trainer process): ${vm.backend ?? 'not started yet'}${
+        src ? ` · model: ${src.model ?? 'none (scripted; the mask check uses seeded random logits)'}` : ''
+      }`,
+    ),
   );
-  if (h.onBrowse && src?.run) {
-    const links = doc.createElement('p');
-    links.className = 'browse-links';
-    const link = (id: string, label: string, query: string) => {
-      const b = doc.createElement('button');
-      b.className = 'link-button';
-      b.id = id;
-      b.textContent = label;
-      b.title = `The episode table with: ${query}`;
-      b.addEventListener('click', () => h.onBrowse?.(query));
-      return b;
-    };
-    if (ep.step !== undefined && ep.group !== undefined)
-      links.append(
-        link('browse-group', 'this episode’s GRPO group', `step = ${ep.step} and group = ${ep.group}`),
-        doc.createTextNode(' · '),
-      );
-    links.append(link('browse-task', 'this task across steps', `task = ${ep.task.id}`));
-    header.appendChild(links);
-  }
+  if (h.onBrowse && src?.run) header.appendChild(browseLinks(doc, ep, h));
   if (h.onPin) {
     const pinned = vm.pinned && sameEpisode(vm.pinned, { episode: ep, title: vm.title });
-    const pin = doc.createElement('button');
-    pin.className = 'link-button';
-    pin.id = 'pin';
-    pin.textContent = pinned ? 'pinned (unpin)' : 'pin to compare';
-    pin.title = 'Pin this episode: the next episodes you open are compared with it, call by call';
-    pin.addEventListener('click', () => h.onPin?.(!pinned));
-    header.appendChild(pin);
+    const title = 'Pin this episode: the next episodes you open are compared with it, call by call';
+    header.appendChild(
+      linkButton(doc, 'pin', pinned ? 'pinned (unpin)' : 'pin to compare', () => h.onPin?.(!pinned), title),
+    );
   }
   if (h.onOpenBeside) header.appendChild(openBesideButton(doc, h.onOpenBeside));
-  if (h.onDashboard && src?.run) {
-    const link = doc.createElement('button');
-    link.className = 'link-button';
-    link.id = 'open-dashboard';
-    link.textContent = 'Training curves of this run';
-    link.addEventListener('click', () => h.onDashboard?.());
-    header.appendChild(link);
-  }
-  const view = currentView(vm);
+  if (h.onDashboard && src?.run)
+    header.appendChild(
+      linkButton(doc, 'open-dashboard', 'Training curves of this run', () => h.onDashboard?.()),
+    );
+  return header;
+}
+
+/** The token strip (what the selected call saw: `view`, when one is) beside the detail of token 0. */
+function episodeStrip(doc: Document, ep: TrajectoryJSON, vm: ViewModel, view: StripView | null): HTMLElement {
   const heat = vm.heat && vm.credit ? vm.credit.tokenAdvantages : null;
-  const detail = doc.createElement('aside');
-  detail.className = 'detail-box';
+  const detail = el(doc, 'aside', 'detail-box');
   detail.setAttribute('aria-live', 'polite');
   detail.appendChild(renderDetail(doc, ep, 0, vm.mask, { credit: vm.credit, view }));
-  const stripBox = doc.createElement('section');
-  stripBox.className = 'strip-box';
-  const stripTitle = doc.createElement('h2');
-  stripTitle.textContent =
+  const stripBox = section(
+    doc,
+    'strip-box',
     view && vm.call != null
       ? `Token strip: what call ${vm.call} saw (${view.visible} of ${view.prefixLength} tokens before it${view.placeholders.length ? `, ${view.placeholders.length} observation${view.placeholders.length === 1 ? '' : 's'} replaced` : ''})`
-      : 'Token strip';
-  stripBox.append(
-    stripTitle,
-    renderTokenStrip(doc, ep, vm.mask, { view, heat, selectedCall: vm.call ?? null }),
+      : 'Token strip',
   );
+  stripBox.appendChild(renderTokenStrip(doc, ep, vm.mask, { view, heat, selectedCall: vm.call ?? null }));
+  return stripRow(doc, stripBox, detail);
+}
+
+/** The whole inspector for a view model. */
+export function renderInspector(doc: Document, vm: ViewModel, h: Handlers): HTMLElement {
+  const root = el(doc, 'div', 'inspector');
+  const ep = vm.episode;
+  if (!ep) {
+    root.appendChild(
+      el(
+        doc,
+        'p',
+        'empty',
+        'No episode yet. Run “Episode Lab: Sample Episodes”, then pick an episode in the Episode Lab run explorer.',
+      ),
+    );
+    return root;
+  }
+  root.appendChild(episodeHeader(doc, ep, vm, h));
   // An injected mask bug stays visible whatever episode is shown: it changes what every check says.
-  const banner =
-    vm.bug !== 'correct'
-      ? (() => {
-          const b = doc.createElement('p');
-          b.className = 'banner';
-          b.setAttribute('role', 'status');
-          b.textContent = `Mask debugger: “${MASK_BUG_LABELS[vm.bug]}” is injected (choose “Correct mask” to remove it).`;
-          return [b];
-        })()
-      : [];
+  if (vm.bug !== 'correct') {
+    const banner = el(
+      doc,
+      'p',
+      'banner',
+      `Mask debugger: “${MASK_BUG_LABELS[vm.bug]}” is injected (choose “Correct mask” to remove it).`,
+    );
+    banner.setAttribute('role', 'status');
+    root.appendChild(banner);
+  }
+  const view = currentView(vm);
   root.append(
-    header,
-    ...banner,
-    stripRow(doc, stripBox, detail),
-    renderLegend(doc, Boolean(heat), Boolean(view)),
+    episodeStrip(doc, ep, vm, view),
+    renderLegend(doc, Boolean(vm.heat && vm.credit), Boolean(view)),
     renderMaskDebugger(doc, vm, h),
     renderContextEditor(doc, vm, h),
     renderCredit(doc, vm, h),

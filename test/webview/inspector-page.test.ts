@@ -47,6 +47,13 @@ const maskResult = (requestId: number, e = ep, bug: 'correct' | 'tool' = 'correc
   result: maskOf(e, bug),
   backend: 'cpu',
 });
+/** A page showing `ep`, what it posted so far taken. */
+async function showing(): Promise<Page> {
+  const p = await open();
+  p.send(show());
+  p.fresh();
+  return p;
+}
 const text = (p: Page, selector: string) => p.app.querySelector(selector)?.textContent ?? null;
 const data = (p: Page) => ({
   state: p.app.dataset.state,
@@ -127,9 +134,7 @@ describe('the inspector page', () => {
   });
 
   test('rerun, evaluate and retrain: progress, cancel, errors, and answers to the latest request only', async () => {
-    const p = await open();
-    p.send(show());
-    p.fresh();
+    const p = await showing();
     p.click('vscode-button#rerun');
     assert.deepEqual(p.fresh(), [{ type: 'rerun', requestId: 3, policy: { kind: 'full' }, n: 16 }]);
     assert.equal(p.app.dataset.rerun, 'pending');
@@ -240,9 +245,7 @@ describe('the inspector page', () => {
   });
 
   test('keys: ] and [ walk the table, Escape gives the keyboard back, arrows move along the strip', async () => {
-    const p = await open();
-    p.send(show());
-    p.fresh();
+    const p = await showing();
     const body = p.document.body;
     assert.equal(p.key(body, ']'), true);
     assert.equal(p.key(body, '['), true);
@@ -269,9 +272,7 @@ describe('the inspector page', () => {
   });
 
   test('header links: walk, the run’s table, the dashboard and a second inspector', async () => {
-    const p = await open();
-    p.send(show());
-    p.fresh();
+    const p = await showing();
     p.click('#walk-next');
     p.click('#walk-prev');
     p.click('#browse-task');
@@ -354,9 +355,7 @@ describe('the inspector page', () => {
   });
 
   test('a malformed message is dropped and logged', async () => {
-    const p = await open();
-    p.send(show());
-    p.fresh();
+    const p = await showing();
     const before = p.app.innerHTML;
     warnings.length = 0;
     p.send({ type: 'maskResult', requestId: 1 });

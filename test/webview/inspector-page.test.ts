@@ -1,7 +1,7 @@
 /**
  * The inspector page driven as the host drives it: `startInspector` on a linkedom document with a
  * fake VS Code API, messages in, the messages it posts, its saved state and its DOM checked. Each
- * test opens a fresh page.
+ * test opens a fresh page. Then the request bookkeeping on its own.
  */
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
@@ -11,6 +11,8 @@ import { maskCheck } from '../../src/core/rl/mask-check.js';
 import { initBackend } from '../../src/core/tf/backend.js';
 import type { SourceInfo } from '../../src/protocol/webview.js';
 import { startInspector } from '../../webview/inspector-main.js';
+import { Requests } from '../../webview/inspector-requests.js';
+import { initialState } from '../../webview/inspector-state.js';
 import { tok, train } from '../fixtures.js';
 import { credit, ep } from './fixtures.js';
 import { openPage, type Page, warnings } from './harness.js';
@@ -406,3 +408,28 @@ function dumpView(record: number): DumpView {
     roles: ['user', 'tool'],
   };
 }
+
+describe('the inspector’s request bookkeeping', () => {
+  test('ids count up across kinds; each kind answers only its latest; progress only while pending', () => {
+    const vm = initialState(null).vm;
+    const r = new Requests(vm);
+    assert.equal(r.send('mask'), 1);
+    assert.equal(r.start('rerun'), 2);
+    assert.equal(r.start('rerun'), 3);
+    assert.deepEqual(
+      [r.answers('rerun', 2), r.answers('rerun', 3), r.answers('mask', 3)],
+      [false, true, false],
+    );
+    assert.equal(r.progress(1, 'a mask check has no job'), false);
+    assert.equal(r.progress(3, 'half way'), true);
+    assert.deepEqual(vm.rerunJob, { pending: true, progress: 'half way', error: null });
+    assert.equal(r.cancel('retrain'), null, 'nothing to cancel');
+    assert.equal(r.cancel('rerun'), 3);
+    r.done('rerun');
+    assert.equal(r.progress(3, 'late'), false, 'an answered job takes no more progress');
+    assert.deepEqual(vm.rerunJob, { pending: false, progress: null, error: null });
+    assert.equal(r.fail('rerun', 2, 'stale'), false);
+    assert.equal(r.fail('rerun', 3, 'boom'), true);
+    assert.deepEqual(vm.rerunJob, { pending: false, progress: null, error: 'boom' });
+  });
+});

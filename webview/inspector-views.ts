@@ -5,7 +5,6 @@
  * as the pointer or the focus moves, and the dump page's, which draws a dump sample instead of an
  * episode.
  */
-import type { MaskBug } from '../src/core/rl/mask-bugs.js';
 import { policyLabel, type ToWebview } from '../src/protocol/webview.js';
 import { mostCalls } from './context.js';
 import { renderDumpDetail, renderDumpPage } from './dump.js';
@@ -115,7 +114,7 @@ export function maskController(page: Page) {
       return true;
     },
     handlers: {
-      onBug(bug: MaskBug): void {
+      onBug(bug) {
         if (bug === vm.bug) return;
         vm.bug = bug;
         page.save();

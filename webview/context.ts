@@ -12,6 +12,7 @@ import { el, labelFor, linkButton, section, status } from './dom.js';
 import { renderTokenStrip } from './strip.js';
 import { makeButton, makeDropdown, makeNumberField } from './toolkit.js';
 import {
+  DEFAULT_RETRAIN_STEPS,
   type EvalCell,
   editedPolicy,
   episodeCalls,
@@ -145,8 +146,13 @@ function rerunButtons(doc: Document, vm: ViewModel, h: Handlers): HTMLElement {
 
 /** Retraining: its step count (`#retrain-steps`), its button, and evaluating the retrained model once done. */
 function retrainRow(doc: Document, vm: ViewModel, h: Handlers): HTMLElement {
-  const steps = makeNumberField(doc, 'retrain-steps', vm.retrainSteps ?? 40, 1, MAX_RETRAIN_STEPS, (n) =>
-    h.onRetrainSteps?.(n),
+  const steps = makeNumberField(
+    doc,
+    'retrain-steps',
+    vm.retrainSteps ?? DEFAULT_RETRAIN_STEPS,
+    1,
+    MAX_RETRAIN_STEPS,
+    (n) => h.onRetrainSteps?.(n),
   );
   steps.disabled = Boolean(vm.retrainJob?.pending);
   const r = row(

@@ -7,10 +7,7 @@
 import type { FromWebview, InspectorState, ToWebview } from '../src/protocol/webview.js';
 import type { DumpModel } from './dump.js';
 import type { Requests } from './inspector-requests.js';
-import { idleJob, type ViewModel } from './view-model.js';
-
-/** A retraining's steps unless the field says otherwise (the chapter's runs are 40 steps). */
-export const DEFAULT_RETRAIN_STEPS = 40;
+import { DEFAULT_RETRAIN_STEPS, idleJob, type ViewModel } from './view-model.js';
 
 export interface PageState {
   /** The episode of ours, its analyses and the editor (kept while a dump sample is shown). */

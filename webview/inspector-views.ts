@@ -9,9 +9,9 @@ import { policyLabel, type ToWebview } from '../src/protocol/webview.js';
 import { mostCalls } from './context.js';
 import { renderDumpDetail, renderDumpPage } from './dump.js';
 import { chipAt, chipOf, STRIP_CHIPS } from './inspector-keys.js';
-import { DEFAULT_RETRAIN_STEPS, type Page, type ShowMessage, showEpisode } from './inspector-state.js';
+import { type Page, type ShowMessage, showEpisode } from './inspector-state.js';
 import { renderDetail } from './strip.js';
-import { currentView, editedPolicy, type Handlers, runPolicy } from './view-model.js';
+import { currentView, DEFAULT_RETRAIN_STEPS, editedPolicy, type Handlers, runPolicy } from './view-model.js';
 
 /** Episodes sampled per rerun of the task (the comparison shows the one with the most calls first). */
 export const RERUN_EPISODES = 16;

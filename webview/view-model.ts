@@ -21,6 +21,9 @@ export interface JobState {
 
 export const idleJob = (): JobState => ({ pending: false, progress: null, error: null });
 
+/** A retraining's steps unless the field says otherwise (the chapter's runs are 40 steps). */
+export const DEFAULT_RETRAIN_STEPS = 40;
+
 /** One cell of the cross table (figure 12.3): a model evaluated under a context. */
 export interface EvalCell {
   model: string;

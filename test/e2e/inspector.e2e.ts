@@ -1,6 +1,6 @@
 /**
  * End to end, in a real VS Code workbench (code-server, offline) driven by headless Chromium
- * (see ../../../shared/E2E.md): install the packaged .vsix, run "Episode Lab: Sample Episodes"
+ * (set up by setup.sh, offline): install the packaged .vsix, run "Episode Lab: Sample Episodes"
  * from the command palette, open an episode from the run explorer, check the inspector's token
  * strip chip by chip per owner, inject "train on tool tokens" and see the flags, survive a window
  * reload, and save screenshots in a dark and a light theme to test/e2e/.work/screenshots/.

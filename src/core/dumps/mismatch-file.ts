@@ -42,6 +42,8 @@ export interface FileMismatch extends MismatchFigures {
   steps: StepMismatch[];
   /** Step files that could not be read (a run only). */
   errors: string[];
+  /** How many times the file (for a run: a step file at most) was read: 1, more for exact percentiles. */
+  readings: number;
 }
 
 export interface StepMismatch extends Omit<FileMismatch, 'steps' | 'errors'> {
@@ -109,16 +111,18 @@ function deltasOf(s: DumpSample, tok: DumpTokenizer | undefined, sources?: Set<O
   return sampleDeltas(s, owners.source === 'mask' ? undefined : owners.owner);
 }
 
-/** Replay the files' |d| values through each pass until the percentiles are known. */
+/** Replay the files' |d| values through each pass until the percentiles are known: them, and the passes. */
 async function resolve(
   selection: Selection | null,
   files: { path: string; format: DumpFormat }[],
   opts: MismatchFileOptions,
-): Promise<Result<number[] | null>> {
-  if (!selection) return ok(null);
+): Promise<Result<{ values: number[] | null; passes: number }>> {
+  if (!selection) return ok({ values: null, passes: 0 });
   let sel: Selection = selection;
+  let passes = 0;
   try {
     while (!sel.done) {
+      passes++;
       const pass = sel.pass;
       for (const f of files) {
         const r = await scanFile(f.path, { ...opts, format: f.format }, (s) => {
@@ -126,14 +130,14 @@ async function resolve(
           for (let i = 0; i < d.length; i++) if (!Number.isNaN(d[i])) pass.add(Math.abs(d[i]));
         });
         if (!r.ok) return r;
-        if (r.value.cancelled) return ok(null);
+        if (r.value.cancelled) return ok({ values: null, passes });
       }
       sel = pass.next();
     }
   } catch (e) {
     return fail(`${files.map((f) => f.path).join(', ')}: ${(e as Error).message}`);
   }
-  return ok(sel.values);
+  return ok({ values: sel.values, passes });
 }
 
 /** One file's accumulator and scan (its percentiles not yet selected). */
@@ -156,17 +160,20 @@ export async function mismatchFile(
   const a = await accumulate(path, opts);
   if (!a.ok) return a;
   const { acc, scan, sources } = a.value;
-  const p = scan.cancelled
-    ? ok(null)
-    : await resolve(acc.selectPercentiles(), [{ path, format: scan.format }], opts);
+  const p = await resolve(
+    scan.cancelled ? null : acc.selectPercentiles(),
+    [{ path, format: scan.format }],
+    opts,
+  );
   if (!p.ok) return p;
   return ok({
-    ...acc.finish(p.value),
+    ...acc.finish(p.value.values),
     ...scan,
     path,
     ownerSources: [...sources],
     steps: [],
     errors: [],
+    readings: 1 + p.value.passes,
   });
 }
 
@@ -194,30 +201,33 @@ export async function mismatchSteps(
     }
     const { acc, scan } = a.value;
     cancelled = scan.cancelled;
-    const p = cancelled
-      ? ok(null)
-      : await resolve(acc.selectPercentiles(), [{ path: f.path, format: scan.format }], opts);
+    const p = await resolve(
+      cancelled ? null : acc.selectPercentiles(),
+      [{ path: f.path, format: scan.format }],
+      opts,
+    );
     if (!p.ok) {
       errors.push(p.error);
       continue;
     }
     for (const s of a.value.sources) sources.add(s);
     steps.push({
-      ...acc.finish(p.value),
+      ...acc.finish(p.value.values),
       ...scan,
       path: f.path,
       ownerSources: [...a.value.sources],
       step: f.step,
+      readings: 1 + p.value.passes,
     });
     read.push({ path: f.path, format: scan.format });
     run.absorb(acc);
   }
   if (steps.length === 0)
     return fail(errors.length ? errors.join('; ') : `${path}: no step files (train_data_step{N}.jsonl)`);
-  const p = cancelled ? ok(null) : await resolve(run.selectPercentiles(), read, opts);
+  const p = await resolve(cancelled ? null : run.selectPercentiles(), read, opts);
   if (!p.ok) return p;
   return ok({
-    ...run.finish(p.value),
+    ...run.finish(p.value.values),
     path,
     format: steps[0].format,
     samples: steps.reduce((n, s) => n + s.samples, 0),
@@ -226,5 +236,6 @@ export async function mismatchSteps(
     cancelled,
     steps,
     errors,
+    readings: Math.max(...steps.map((s) => s.readings)) + p.value.passes,
   });
 }

@@ -4,7 +4,7 @@
  *
  * Conversations are rendered with the real Qwen3 template (scripts/make-dump-fixtures.ts `build`,
  * whose owners come from the rendering, not from the owner inference). On the sampled tokens,
- * d = trainer − sampler is normal N(mu, sigma²), plus on 3% of them a moderate ±U(0.4, 1.2), with a
+ * d = trainer − sampler is normal N(mu, sigma²), plus on some (3%) a moderate ±U(0.4, 1.2), with a
  * few catastrophic tokens (d = +5 or −10);
  * about one sampled token in ten has a sampler log-prob of exactly 0.0 (a real, near-certain token).
  * Some records train tool-response tokens and the template's separator after <|im_end|>, whose
@@ -36,6 +36,8 @@ export interface MakeOptions {
   records: number;
   mu?: number;
   sigma?: number;
+  /** Probability that a sampled token gets a moderate extra ±U(0.4, 1.2) (default 0.03). */
+  moderate?: number;
   /** Probability that a sampled token is catastrophic. */
   catastrophic?: number;
   /** Probability that a record trains its tool and separator tokens (placeholders). */
@@ -85,7 +87,8 @@ export function makeRecords(o: MakeOptions): TruthRecord[] {
       } else {
         const s = rng.float() < 0.1 ? 0 : -4 * rng.float() ** 3;
         sampler.push(s);
-        const moderate = rng.float() < 0.03 ? (rng.float() < 0.5 ? -1 : 1) * (0.4 + 0.8 * rng.float()) : 0;
+        const moderate =
+          rng.float() < (o.moderate ?? 0.03) ? (rng.float() < 0.5 ? -1 : 1) * (0.4 + 0.8 * rng.float()) : 0;
         trainer.push(s + mu + sigma * normal(rng) + moderate);
       }
       if (mask[i] && rng.float() < (o.oneSided ?? 0)) (rng.float() < 0.5 ? sampler : trainer)[i] = null;

@@ -116,6 +116,7 @@ describe('mismatch figures of a file equal the definitions', () => {
       { bufferLimit: 10_000_000, collectLimit: 3 },
     ]) {
       const f = await figures(nemo, { tok: qwen3, ...limits });
+      assert.equal(f.readings > 1, limits.bufferLimit < ref.tokens, 'read again only past the buffer');
       assert.equal(f.summary.abs_p50, ref.summary.abs_p50, JSON.stringify(limits));
       assert.equal(f.summary.abs_p99, ref.summary.abs_p99, JSON.stringify(limits));
       assertMatches(f, ref);

@@ -41,7 +41,7 @@ function fromKeys(k0: number, k1: number, k2: number): number {
 }
 
 export interface RankLimits {
-  /** Values kept as such before the selector keeps only a histogram (default 4M: 32 MB). */
+  /** Values kept as such before the selector keeps only a histogram (default 8M: 64 MB). */
   bufferLimit?: number;
   /** The largest bit-prefix bucket collected and sorted rather than counted again (default 2M). */
   collectLimit?: number;
@@ -71,7 +71,7 @@ export class RankSelector {
   readonly collectLimit: number;
 
   constructor(limits: RankLimits = {}) {
-    this.bufferLimit = limits.bufferLimit ?? 4_000_000;
+    this.bufferLimit = limits.bufferLimit ?? 8_000_000;
     this.collectLimit = limits.collectLimit ?? 2_000_000;
   }
 

@@ -187,7 +187,10 @@ async function timeMismatch(file: string, size: number, rssBefore: number): Prom
     ['file', `${mb(size).toFixed(0)} MB, ${f.samples} samples (${f.format}), padded to ${args.pad} tokens`],
     ['mismatch summary', `${s.toFixed(1)} s, ${(mb(size) / s).toFixed(0)} MB/s (goal for 1 GB: < 60 s)`],
     ['tokens', `${f.tokens} with both log-probs, ${f.excluded_placeholders} placeholders excluded`],
-    ['|d| p50, p99', `${f.summary.abs_p50}, ${f.summary.abs_p99} (the file read ${f.readings} times)`],
+    [
+      '|d| p50, p99',
+      `${f.summary.abs_p50}, ${f.summary.abs_p99} (the file read ${f.readings === 1 ? 'once' : `${f.readings} times`})`,
+    ],
     ['peak RSS', `${peak()} MB (goal < 500 MB; ${rssBefore} MB before reading, tokenizer loaded)`],
     [
       'machine',

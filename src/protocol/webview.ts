@@ -58,6 +58,7 @@ import {
   MAX_TABLE_ROWS,
   MaskCheckResultSchema,
   messageName,
+  type RerunResult,
   RerunResultSchema,
 } from './trainer.js';
 
@@ -101,13 +102,19 @@ const Episode = v.pipe(
   typedBy((x: v.InferOutput<typeof TrajectoryJSONSchema>) => parseTrajectoryJSON(x)),
 );
 
-/** A rerun's result, its episodes typed as Episode's. */
+/** A rerun's result as the trainer's RerunResult, its episodes typed as Episode's. */
 const RerunShown = v.pipe(
   RerunResultSchema,
-  typedBy((r: v.InferOutput<typeof RerunResultSchema>) => {
+  typedBy((r: v.InferOutput<typeof RerunResultSchema>): Result<RerunResult> => {
     const episodes = coreEpisodes(r.episodes);
     return episodes.ok ? ok({ ...r, episodes: episodes.value }) : episodes;
   }),
+);
+
+/** A credit table as the trainer's CreditResult (each row's keys beyond a CallRow's are not typed). */
+const CreditShown = v.pipe(
+  CreditResultSchema,
+  v.transform((r): CreditResult => r),
 );
 
 // ---------------------------------------------------------------------------------------------
@@ -152,7 +159,7 @@ const ToWebviewSchema = v.variant(
       backend: Label,
     }),
     v.strictObject({ type: v.literal('maskError'), requestId: RequestId, message: anyText() }),
-    v.strictObject({ type: v.literal('creditResult'), requestId: RequestId, result: CreditResultSchema }),
+    v.strictObject({ type: v.literal('creditResult'), requestId: RequestId, result: CreditShown }),
     v.strictObject({ type: v.literal('rerunResult'), requestId: RequestId, result: RerunShown }),
     v.strictObject({
       type: v.literal('evalResult'),

@@ -1,5 +1,5 @@
 /**
- * What both webview panels (the inspector and the dashboard) share: their HTML (the one bundle with
+ * What the webview panels (the inspector, the dashboard, the episode table) share: their HTML (the one bundle with
  * a nonce, the view's styles, a strict CSP), their options, and the wiring of their messages, every
  * one checked by the protocol's parser before the panel's handler sees it.
  */
@@ -90,22 +90,71 @@ export function attachPanel<M>(panel: vscode.WebviewPanel, w: PanelWiring<M>): v
   panel.onDidDispose(() => w.onDispose());
 }
 
+/** A view kept in one panel: its VS Code view type, its page, its title, the parser of its page's messages. */
+export interface PanelKind<M> {
+  viewType: string;
+  view: WebviewView;
+  title: string;
+  parse(raw: unknown): Result<M>;
+}
+
 /**
- * The one panel a view keeps (the dashboard, the episode table): attaching a new panel disposes the
- * old one, a disposed panel is forgotten, and `ready` says whether its page has said so.
+ * The one panel a view keeps (the dashboard, the episode table), taking messages `M` from its page
+ * and posting it `Out`: opening it again brings it forward, attaching a new panel disposes the old
+ * one, a disposed panel is forgotten, and `ready` says whether its page has said so.
  */
-export class PanelSlot<M> {
+export class PanelSlot<M, Out> {
   panel: vscode.WebviewPanel | null = null;
   ready = false;
 
-  constructor(private readonly wiring: Omit<PanelWiring<M>, 'onDispose'>) {}
+  constructor(
+    private readonly kind: PanelKind<M>,
+    private readonly extensionUri: vscode.Uri,
+    private readonly log: (line: string) => void,
+    private readonly onMessage: (m: M) => void | Promise<void>,
+  ) {}
 
-  attach(panel: vscode.WebviewPanel): void {
+  get isOpen(): boolean {
+    return this.panel !== null;
+  }
+
+  /**
+   * Open the panel in the active column, focused (true), or bring the open one forward, keeping the
+   * focus where it is if `preserveFocus` (false).
+   */
+  open(preserveFocus: boolean): boolean {
+    if (this.panel) {
+      this.panel.reveal(undefined, preserveFocus);
+      return false;
+    }
+    this.attach(
+      vscode.window.createWebviewPanel(
+        this.kind.viewType,
+        this.kind.title,
+        { viewColumn: vscode.ViewColumn.Active, preserveFocus: false },
+        panelOptions(this.extensionUri),
+      ),
+    );
+    return true;
+  }
+
+  /** Take the panel VS Code restores after a window reload (WebviewPanelSerializer). */
+  revive(panel: vscode.WebviewPanel): void {
+    panel.webview.options = panelOptions(this.extensionUri);
+    this.attach(panel);
+  }
+
+  private attach(panel: vscode.WebviewPanel): void {
     this.panel?.dispose();
     this.panel = panel;
     this.ready = false;
     attachPanel(panel, {
-      ...this.wiring,
+      extensionUri: this.extensionUri,
+      view: this.kind.view,
+      title: this.kind.title,
+      parse: this.kind.parse,
+      onMessage: this.onMessage,
+      log: this.log,
       onDispose: () => {
         if (this.panel === panel) {
           this.panel = null;
@@ -115,7 +164,7 @@ export class PanelSlot<M> {
     });
   }
 
-  post(m: unknown): void {
+  post(m: Out): void {
     void this.panel?.webview.postMessage(m);
   }
 

@@ -14,17 +14,10 @@ import {
 } from '../protocol/webview.js';
 import { findRuns, recipeTables, runSeries } from './dashboard-data.js';
 import type { RunTreeProvider } from './run-tree.js';
-import { type PanelKind, PanelSlot } from './webview-panel.js';
+import { PanelSlot } from './webview-panel.js';
 import { isInside } from './workspace-folders.js';
 
 export const DASHBOARD_VIEW_TYPE = 'episodeLab.dashboard';
-
-const DASHBOARD: PanelKind<FromDashboard> = {
-  viewType: DASHBOARD_VIEW_TYPE,
-  view: 'dashboard',
-  title: 'Training Dashboard',
-  parse: parseFromDashboard,
-};
 
 export class Dashboard implements vscode.Disposable {
   private roots: string[] = [];
@@ -37,7 +30,17 @@ export class Dashboard implements vscode.Disposable {
     private readonly tree: RunTreeProvider,
     private readonly log: (line: string) => void,
   ) {
-    this.slot = new PanelSlot(DASHBOARD, extensionUri, log, (m) => this.handle(m));
+    this.slot = new PanelSlot(
+      {
+        viewType: DASHBOARD_VIEW_TYPE,
+        view: 'dashboard',
+        title: 'Training Dashboard',
+        parse: parseFromDashboard,
+      },
+      extensionUri,
+      log,
+      (m) => this.handle(m),
+    );
   }
 
   get isOpen(): boolean {

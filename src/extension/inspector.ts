@@ -23,7 +23,7 @@ import {
 import type { DumpFileRef } from './dump-files.js';
 import { type EpisodeSource, episodeSource } from './episode-source.js';
 import type { TrainerClient } from './trainer-client.js';
-import { attachPanel, panelOptions } from './webview-panel.js';
+import { PanelSlot } from './webview-panel.js';
 import { isInside } from './workspace-folders.js';
 
 export const INSPECTOR_VIEW_TYPE = 'episodeLab.inspector';
@@ -69,9 +69,8 @@ interface Current {
 }
 
 export class Inspector implements vscode.Disposable {
-  private panel: vscode.WebviewPanel | null = null;
+  private readonly slot: PanelSlot<FromWebview, ToWebview>;
   private current: Current | null = null;
-  private webviewReady = false;
   /** The episode last posted to the page (cleared when the page (re)loads). */
   private shown: Current | null = null;
   /** The checkpoint of the last retrained run (the second row of the cross table). */
@@ -83,16 +82,29 @@ export class Inspector implements vscode.Disposable {
   private readonly inFlight = new Map<AnalysisOp, { requestId: number; job: string | null }>();
 
   constructor(
-    private readonly extensionUri: vscode.Uri,
+    extensionUri: vscode.Uri,
     private readonly trainer: InspectorTrainer,
     private readonly log: (line: string) => void,
     private readonly hooks: InspectorHooks,
     /** The panel's title prefix ("Inspector", "Inspector 2"). */
     readonly name = 'Inspector',
-  ) {}
+  ) {
+    this.slot = new PanelSlot(
+      {
+        viewType: INSPECTOR_VIEW_TYPE,
+        view: 'inspector',
+        title: 'Episode Inspector',
+        parse: parseFromWebview,
+      },
+      extensionUri,
+      log,
+      (m) => this.handle(m),
+      () => this.hooks.onClosed?.(this),
+    );
+  }
 
   get isOpen(): boolean {
-    return this.panel !== null;
+    return this.slot.isOpen;
   }
 
   private sourceInfo(): SourceInfo | undefined {
@@ -113,7 +125,7 @@ export class Inspector implements vscode.Disposable {
     // Posted once per episode shown: `show()` and the page's `ready` can both get here once the
     // trainer has started (a slow start lets both wait), and each 'show' makes the page ask for
     // its analyses again, the second of which would be refused as already running.
-    if (!this.current || !this.webviewReady || this.shown === this.current) return;
+    if (!this.current || !this.slot.ready || this.shown === this.current) return;
     this.shown = this.current;
     const { episode, title } = this.current;
     this.post({
@@ -126,19 +138,9 @@ export class Inspector implements vscode.Disposable {
   }
 
   /** Open the panel beside the active editor, or bring it forward. */
-  private openPanel(): void {
-    if (this.panel) {
-      this.panel.reveal(undefined, false);
-      return;
-    }
-    this.attach(
-      vscode.window.createWebviewPanel(
-        INSPECTOR_VIEW_TYPE,
-        `Episode ${this.name}`,
-        { viewColumn: vscode.ViewColumn.Beside, preserveFocus: false },
-        panelOptions(this.extensionUri),
-      ),
-    );
+  private openPanel(): vscode.WebviewPanel {
+    if (this.slot.open(false, vscode.ViewColumn.Beside, `Episode ${this.name}`)) this.watchActive();
+    return this.slot.panel!;
   }
 
   /** Show an episode (opening the panel if needed), with the run it comes from. */
@@ -148,12 +150,12 @@ export class Inspector implements vscode.Disposable {
     runDir: string | null = null,
     outcome: number | null = null,
   ): void {
-    this.openPanel();
+    const panel = this.openPanel();
     if (episode) {
       this.dump = null;
       this.pendingDump = null;
       this.current = { episode, title, src: episodeSource(runDir), outcome };
-      this.panel!.title = `${this.name}: ${title}`;
+      panel.title = `${this.name}: ${title}`;
       // Learn which jobs the trainer has (retrain) before the webview draws its buttons.
       void this.trainer
         .ensureStarted()
@@ -167,11 +169,11 @@ export class Inspector implements vscode.Disposable {
    * editor; `sample` picks one of a record's samples (prime-rl branches).
    */
   async showDump(file: DumpFileRef, summary: DumpFileSummary, record: number, sample = 0): Promise<void> {
-    this.openPanel();
+    const panel = this.openPanel();
     this.current = null;
     this.dump = { file, summary, record };
     const title = `${path.basename(file.file)}: record ${record + 1}`;
-    this.panel!.title = `${this.name}: ${title}`;
+    panel.title = `${this.name}: ${title}`;
     try {
       const job = await this.trainer.start({
         kind: 'dumpSample',
@@ -202,7 +204,7 @@ export class Inspector implements vscode.Disposable {
   }
 
   private postDump(): void {
-    if (this.pendingDump && this.webviewReady) this.post(this.pendingDump);
+    if (this.pendingDump && this.slot.ready) this.post(this.pendingDump);
   }
 
   /** Restore a panel after a window reload (WebviewPanelSerializer). */
@@ -225,31 +227,15 @@ export class Inspector implements vscode.Disposable {
       };
       panel.title = `${this.name}: ${s.title}`;
     }
-    panel.webview.options = panelOptions(this.extensionUri);
-    this.attach(panel);
+    this.slot.revive(panel);
+    this.watchActive();
   }
 
-  private attach(panel: vscode.WebviewPanel): void {
-    this.panel?.dispose();
-    this.panel = panel;
-    this.webviewReady = false;
-    attachPanel(panel, {
-      extensionUri: this.extensionUri,
-      view: 'inspector',
-      title: 'Episode Inspector',
-      parse: parseFromWebview,
-      onMessage: (m) => this.handle(m),
-      log: this.log,
-      onDispose: () => {
-        if (this.panel === panel) {
-          this.panel = null;
-          this.webviewReady = false;
-          this.hooks.onClosed?.(this);
-        }
-      },
-    });
-    panel.onDidChangeViewState((e) => {
-      if (e.webviewPanel.active && this.panel === panel) this.hooks.onActive?.(this);
+  /** Tell the hooks this inspector is the active one: now (its panel was just attached), and on each focus. */
+  private watchActive(): void {
+    const panel = this.slot.panel;
+    panel?.onDidChangeViewState((e) => {
+      if (e.webviewPanel.active && this.slot.panel === panel) this.hooks.onActive?.(this);
     });
     this.hooks.onActive?.(this);
   }
@@ -266,7 +252,7 @@ export class Inspector implements vscode.Disposable {
   }
 
   private post(m: ToWebview): void {
-    void this.panel?.webview.postMessage(m);
+    this.slot.post(m);
   }
 
   /**
@@ -348,7 +334,7 @@ export class Inspector implements vscode.Disposable {
 
   /** The page (re)loaded: show it what this inspector shows. */
   private pageReady(): void {
-    this.webviewReady = true;
+    this.slot.ready = true;
     this.shown = null;
     if (this.dump) {
       this.postDump();
@@ -515,6 +501,6 @@ export class Inspector implements vscode.Disposable {
   }
 
   dispose(): void {
-    this.panel?.dispose();
+    this.slot.dispose();
   }
 }

@@ -17,16 +17,9 @@ import {
   type ToTable,
 } from '../protocol/webview.js';
 import type { TrainerClient } from './trainer-client.js';
-import { type PanelKind, PanelSlot } from './webview-panel.js';
+import { PanelSlot } from './webview-panel.js';
 
 export const TABLE_VIEW_TYPE = 'episodeLab.episodes';
-
-const TABLE: PanelKind<FromTable> = {
-  viewType: TABLE_VIEW_TYPE,
-  view: 'table',
-  title: 'Episodes',
-  parse: parseFromTable,
-};
 
 /** The records of a dump file as table rows: the record number and the rules found in it. */
 export function fileTable(s: DumpFileSummary): EpisodeTable {
@@ -79,7 +72,17 @@ export class EpisodeTablePanel implements vscode.Disposable {
     private readonly log: (line: string) => void,
     private readonly hooks: TableHooks,
   ) {
-    this.slot = new PanelSlot(TABLE, extensionUri, log, (m) => this.handle(m));
+    this.slot = new PanelSlot(
+      {
+        viewType: TABLE_VIEW_TYPE,
+        view: 'table',
+        title: 'Episodes',
+        parse: parseFromTable,
+      },
+      extensionUri,
+      log,
+      (m) => this.handle(m),
+    );
   }
 
   get isOpen(): boolean {

@@ -99,9 +99,10 @@ export interface PanelKind<M> {
 }
 
 /**
- * The one panel a view keeps (the dashboard, the episode table), taking messages `M` from its page
- * and posting it `Out`: opening it again brings it forward, attaching a new panel disposes the old
- * one, a disposed panel is forgotten, and `ready` says whether its page has said so.
+ * The panel of a view (the dashboard's, the episode table's, an inspector's), taking messages `M`
+ * from its page and posting it `Out`: opening it again brings it forward, attaching a new panel
+ * disposes the old one, a disposed panel is forgotten (and `onClosed` told), and `ready` says
+ * whether its page has said so.
  */
 export class PanelSlot<M, Out> {
   panel: vscode.WebviewPanel | null = null;
@@ -112,6 +113,7 @@ export class PanelSlot<M, Out> {
     private readonly extensionUri: vscode.Uri,
     private readonly log: (line: string) => void,
     private readonly onMessage: (m: M) => void | Promise<void>,
+    private readonly onClosed: () => void = () => {},
   ) {}
 
   get isOpen(): boolean {
@@ -119,10 +121,10 @@ export class PanelSlot<M, Out> {
   }
 
   /**
-   * Open the panel in the active column, focused (true), or bring the open one forward, keeping the
-   * focus where it is if `preserveFocus` (false).
+   * Open the panel, focused, in `column` with `title` (true), or bring the open one forward, keeping
+   * the focus where it is if `preserveFocus` (false).
    */
-  open(preserveFocus: boolean): boolean {
+  open(preserveFocus: boolean, column = vscode.ViewColumn.Active, title = this.kind.title): boolean {
     if (this.panel) {
       this.panel.reveal(undefined, preserveFocus);
       return false;
@@ -130,8 +132,8 @@ export class PanelSlot<M, Out> {
     this.attach(
       vscode.window.createWebviewPanel(
         this.kind.viewType,
-        this.kind.title,
-        { viewColumn: vscode.ViewColumn.Active, preserveFocus: false },
+        title,
+        { viewColumn: column, preserveFocus: false },
         panelOptions(this.extensionUri),
       ),
     );
@@ -159,6 +161,7 @@ export class PanelSlot<M, Out> {
         if (this.panel === panel) {
           this.panel = null;
           this.ready = false;
+          this.onClosed();
         }
       },
     });

@@ -23,11 +23,7 @@
 import * as v from 'valibot';
 import { COLUMNS } from '../core/browse/table.js';
 import { type ContextPolicy, ContextPolicySchema } from '../core/context/policy.js';
-import {
-  parseTrajectoryJSON,
-  type TrajectoryJSON,
-  TrajectoryJSONSchema,
-} from '../core/gym/trajectory-json.js';
+import { parseTrajectoryJSON, TrajectoryJSONSchema } from '../core/gym/trajectory-json.js';
 import { MASK_BUGS } from '../core/rl/mask-bugs.js';
 import {
   anyText,
@@ -62,10 +58,10 @@ import {
   RerunResultSchema,
 } from './trainer.js';
 
+/** An episode as the webview receives it (the `episode` of show, the episodes of a rerun). */
+export type { TrajectoryJSON } from '../core/gym/trajectory-json.js';
 /** The mask bugs the mask debugger offers, and their labels: the `bug` of a maskCheck message. */
 export { MASK_BUG_LABELS, MASK_BUGS, type MaskBug } from '../core/rl/mask-bugs.js';
-/** An episode as the webview receives it (the `episode` of show, the episodes of a rerun). */
-export type { TrajectoryJSON };
 
 const RequestId = int(0, Number.MAX_SAFE_INTEGER);
 const Label = anyText(400);
@@ -81,17 +77,6 @@ const typedBy = <T, U>(read: (x: T) => Result<U>) =>
     return NEVER;
   });
 
-/** Episodes typed by the core's trajectory reader (the first rejection, if any). */
-function coreEpisodes(xs: readonly unknown[]): Result<TrajectoryJSON[]> {
-  const out: TrajectoryJSON[] = [];
-  for (const x of xs) {
-    const r = parseTrajectoryJSON(x);
-    if (!r.ok) return r;
-    out.push(r.value);
-  }
-  return ok(out);
-}
-
 /**
  * An episode: checked by the trajectory schema (a rejection names the field inside the message),
  * then typed as the core's TrajectoryJSON by the core's reader, `parseTrajectoryJSON`, the one
@@ -106,8 +91,13 @@ const Episode = v.pipe(
 const RerunShown = v.pipe(
   RerunResultSchema,
   typedBy((r: v.InferOutput<typeof RerunResultSchema>): Result<RerunResult> => {
-    const episodes = coreEpisodes(r.episodes);
-    return episodes.ok ? ok({ ...r, episodes: episodes.value }) : episodes;
+    const episodes = [];
+    for (const x of r.episodes) {
+      const e = parseTrajectoryJSON(x);
+      if (!e.ok) return e;
+      episodes.push(e.value);
+    }
+    return ok({ ...r, episodes });
   }),
 );
 

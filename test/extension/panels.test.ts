@@ -8,7 +8,7 @@ import { before, beforeEach, describe, it } from 'node:test';
 import type * as vscode from 'vscode';
 import type { DumpFileSummary, DumpView } from '../../src/core/dumps/view.js';
 import { makeEnv, oracle, Rng, randomizeNames, runScripted, toTrajectoryJSON } from '../../src/core/index.js';
-import type { InspectorTrainer } from '../../src/extension/inspector.js';
+import type { InspectorHooks, InspectorTrainer } from '../../src/extension/inspector.js';
 import type { RunningJob } from '../../src/extension/trainer-client.js';
 import type { Job, JobKind, JobResults } from '../../src/protocol/trainer.js';
 import { tok, train } from '../fixtures.js';
@@ -59,6 +59,11 @@ function fakeTrainer(answers: Answers) {
     cancel() {},
   };
   return { trainer, started };
+}
+
+/** An inspector's hooks that do nothing, with the workspace's runs folder (none: no folder open). */
+function hooks(runsRoot?: string): InspectorHooks {
+  return { runsRoot: () => runsRoot, openDashboard: () => {}, runChanged: () => {} };
 }
 
 /**
@@ -118,17 +123,16 @@ function view(record: number): DumpView {
   };
 }
 
+/** A trainer's answer to a dumpSample job: the record's one sample. */
+const dumpSample: Answers['dumpSample'] = (job) => ({ views: [view(job.record)] });
+
 describe('the inspector panel', () => {
   beforeEach(() => resetStub());
 
   it('opens beside the editor with a strict CSP whose nonce is the script tag’s', () => {
     const { trainer } = fakeTrainer({});
     const logs: string[] = [];
-    const ins = new ext.Inspector(extensionUri, trainer, (l) => logs.push(l), {
-      runsRoot: () => undefined,
-      openDashboard: () => {},
-      runChanged: () => {},
-    });
+    const ins = new ext.Inspector(extensionUri, trainer, (l) => logs.push(l), hooks());
     ins.show(episode, 'an episode');
     assert.equal(state.panels.length, 1);
     const p = state.panels[0];
@@ -149,7 +153,7 @@ describe('the inspector panel', () => {
       extensionUri,
       trainer,
       () => {},
-      { runsRoot: () => undefined, openDashboard: () => {}, runChanged: () => {} },
+      hooks(),
       (m) => refused.push(m),
     );
     all.show(episode, 'first');
@@ -189,14 +193,8 @@ describe('the inspector panel', () => {
   });
 
   it('open beside on a dump record reads the same record into the second inspector', async () => {
-    const { trainer, started } = fakeTrainer({
-      dumpSample: (job) => ({ views: [view(job.record)] }),
-    });
-    const all = new ext.Inspectors(extensionUri, trainer, () => {}, {
-      runsRoot: () => undefined,
-      openDashboard: () => {},
-      runChanged: () => {},
-    });
+    const { trainer, started } = fakeTrainer({ dumpSample });
+    const all = new ext.Inspectors(extensionUri, trainer, () => {}, hooks());
     const s = summary();
     await all.showDump({ file: s.file, tokenizer: null }, s, 3);
     state.panels[0].send({ type: 'openBeside' });
@@ -216,11 +214,7 @@ describe('the inspector panel', () => {
     let started: () => void = () => {};
     const ready = new Promise<void>((r) => (started = r));
     trainer.ensureStarted = () => ready;
-    const ins = new ext.Inspector(extensionUri, trainer, () => {}, {
-      runsRoot: () => undefined,
-      openDashboard: () => {},
-      runChanged: () => {},
-    });
+    const ins = new ext.Inspector(extensionUri, trainer, () => {}, hooks());
     ins.show(episode, 'slow start');
     const p = state.panels[0];
     p.send({ type: 'ready' }); // both the show and the ready now wait for the trainer
@@ -252,11 +246,7 @@ describe('the inspector panel', () => {
       }),
     });
     const logs: string[] = [];
-    const ins = new ext.Inspector(extensionUri, trainer, (l) => logs.push(l), {
-      runsRoot: () => undefined,
-      openDashboard: () => {},
-      runChanged: () => {},
-    });
+    const ins = new ext.Inspector(extensionUri, trainer, (l) => logs.push(l), hooks());
     ins.show(episode, 'ep');
     const p = state.panels[0];
     p.send({ type: 'ready' });
@@ -279,11 +269,7 @@ describe('the inspector panel', () => {
   it('a revived panel reopens only a run inside the workspace’s runs (its saved state is not trusted)', async () => {
     const { trainer } = fakeTrainer({});
     const logs: string[] = [];
-    const ins = new ext.Inspector(extensionUri, trainer, (l) => logs.push(l), {
-      runsRoot: () => '/ws/.episode-lab/runs',
-      openDashboard: () => {},
-      runChanged: () => {},
-    });
+    const ins = new ext.Inspector(extensionUri, trainer, (l) => logs.push(l), hooks('/ws/.episode-lab/runs'));
     const forged = {
       episode,
       title: 'forged',
@@ -309,11 +295,7 @@ describe('the inspector panel', () => {
 
   it('one analysis of each kind at a time: a second request waits its turn with a clear answer', async () => {
     const { trainer, started } = fakeTrainer({ rerun: () => new Promise(() => {}) });
-    const ins = new ext.Inspector(extensionUri, trainer, () => {}, {
-      runsRoot: () => undefined,
-      openDashboard: () => {},
-      runChanged: () => {},
-    });
+    const ins = new ext.Inspector(extensionUri, trainer, () => {}, hooks());
     ins.show(episode, 'ep', null);
     (ins as unknown as { current: { src: { model: string } } }).current.src.model = 'base';
     const p = state.panels[0];
@@ -333,11 +315,7 @@ describe('the inspector panel', () => {
     });
     const cancelled: string[] = [];
     Object.assign(trainer, { cancel: (id: string) => cancelled.push(id) });
-    const ins = new ext.Inspector(extensionUri, trainer, () => {}, {
-      runsRoot: () => '/ws/.episode-lab/runs',
-      openDashboard: () => {},
-      runChanged: () => {},
-    });
+    const ins = new ext.Inspector(extensionUri, trainer, () => {}, hooks('/ws/.episode-lab/runs'));
     ins.show(episode, 'ep', null);
     const p = state.panels[0];
     p.send({ type: 'retrain', requestId: 4, policy: { kind: 'keepObs', k: 1 }, steps: 7 });
@@ -366,11 +344,7 @@ describe('the inspector panel', () => {
 
   it('a request the inspector cannot serve is its error, and starts nothing', async () => {
     const { trainer, started } = fakeTrainer({});
-    const ins = new ext.Inspector(extensionUri, trainer, () => {}, {
-      runsRoot: () => undefined,
-      openDashboard: () => {},
-      runChanged: () => {},
-    });
+    const ins = new ext.Inspector(extensionUri, trainer, () => {}, hooks());
     ins.show(null, '');
     const p = state.panels[0];
     p.send({ type: 'maskCheck', requestId: 1, bug: 'tool' });
@@ -408,11 +382,7 @@ describe('the inspector panel', () => {
 
   it('a failing analysis comes back as a jobError for its request', async () => {
     const { trainer } = fakeTrainer({});
-    const ins = new ext.Inspector(extensionUri, trainer, () => {}, {
-      runsRoot: () => undefined,
-      openDashboard: () => {},
-      runChanged: () => {},
-    });
+    const ins = new ext.Inspector(extensionUri, trainer, () => {}, hooks());
     ins.show(episode, 'ep');
     const p = state.panels[0];
     p.send({ type: 'credit', requestId: 3 });
@@ -424,14 +394,8 @@ describe('the inspector panel', () => {
   });
 
   it('shows a dump record by its byte range and moves to the next record with findings', async () => {
-    const { trainer, started } = fakeTrainer({
-      dumpSample: (job) => ({ views: [view(job.record)] }),
-    });
-    const ins = new ext.Inspector(extensionUri, trainer, () => {}, {
-      runsRoot: () => undefined,
-      openDashboard: () => {},
-      runChanged: () => {},
-    });
+    const { trainer, started } = fakeTrainer({ dumpSample });
+    const ins = new ext.Inspector(extensionUri, trainer, () => {}, hooks());
     const s = summary();
     await ins.showDump({ file: s.file, tokenizer: null }, s, 1);
     const p = state.panels[0];
@@ -550,14 +514,10 @@ describe('the Open Trainer Dump command', () => {
     const s = summary();
     const { trainer, started } = fakeTrainer({
       dumpOpen: () => s,
-      dumpSample: (job) => ({ views: [view(job.record)] }),
+      dumpSample,
     });
     const tree = new ext.RunTreeProvider(() => undefined);
-    const ins = new ext.Inspector(extensionUri, trainer, () => {}, {
-      runsRoot: () => undefined,
-      openDashboard: () => {},
-      runChanged: () => {},
-    });
+    const ins = new ext.Inspector(extensionUri, trainer, () => {}, hooks());
     const d = new ext.Dashboard(extensionUri, tree, () => {});
     const lines: string[] = [];
     const cmds = new ext.Commands(
@@ -594,11 +554,7 @@ describe('the Open Trainer Dump command', () => {
   it('an unreadable file is an error message and an error node, not a throw', async () => {
     const { trainer } = fakeTrainer({});
     const tree = new ext.RunTreeProvider(() => undefined);
-    const ins = new ext.Inspector(extensionUri, trainer, () => {}, {
-      runsRoot: () => undefined,
-      openDashboard: () => {},
-      runChanged: () => {},
-    });
+    const ins = new ext.Inspector(extensionUri, trainer, () => {}, hooks());
     const cmds = new ext.Commands(
       standIn(trainer),
       tree,

@@ -1,11 +1,11 @@
 /**
- * What the webview panels (the inspector, the dashboard, the episode table) share: their HTML (the one bundle with
- * a nonce, the view's styles, a strict CSP), their options, and the wiring of their messages, every
- * one checked by the protocol's parser before the panel's handler sees it.
+ * What the webview panels (the inspector, the dashboard, the episode table) share: their HTML (the
+ * one bundle with a nonce, the view's styles, a strict CSP), their options, and the wiring of their
+ * messages, every one checked by the protocol's parser before the panel's handler sees it.
  */
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
-import type { Result } from '../protocol/trainer.js';
+import type { Result } from '../core/schema.js';
 
 export type WebviewView = 'inspector' | 'dashboard' | 'table';
 
@@ -17,7 +17,7 @@ function nonce(): string {
 }
 
 /** A webview's HTML: the shared bundle with a nonce, the view's styles, a strict CSP. */
-export function webviewHtml(
+function webviewHtml(
   webview: vscode.Webview,
   extensionUri: vscode.Uri,
   view: WebviewView,
@@ -54,7 +54,7 @@ ${css.map((c) => `<link rel="stylesheet" href="${c}">`).join('\n')}
 }
 
 /** The options of both panels: scripts on, kept alive when hidden, resources from media/ and dist/ only. */
-export function panelOptions(extensionUri: vscode.Uri): vscode.WebviewOptions & vscode.WebviewPanelOptions {
+function panelOptions(extensionUri: vscode.Uri): vscode.WebviewOptions & vscode.WebviewPanelOptions {
   return {
     enableScripts: true,
     retainContextWhenHidden: true,
@@ -65,36 +65,12 @@ export function panelOptions(extensionUri: vscode.Uri): vscode.WebviewOptions & 
   };
 }
 
-export interface PanelWiring<M> {
-  extensionUri: vscode.Uri;
-  view: WebviewView;
-  title: string;
-  /** The protocol's parser of messages from this webview. */
-  parse(raw: unknown): Result<M>;
-  onMessage(m: M): void | Promise<void>;
-  log(line: string): void;
-  onDispose(): void;
-}
-
-/** Give a panel its HTML and wire its messages (checked, then handled) and its disposal. */
-export function attachPanel<M>(panel: vscode.WebviewPanel, w: PanelWiring<M>): void {
-  panel.webview.html = webviewHtml(panel.webview, w.extensionUri, w.view, w.title);
-  panel.webview.onDidReceiveMessage((raw: unknown) => {
-    const parsed = w.parse(raw);
-    if (!parsed.ok) {
-      w.log(`${w.view}: dropped a malformed message from the webview: ${parsed.error}`);
-      return;
-    }
-    void w.onMessage(parsed.value);
-  });
-  panel.onDidDispose(() => w.onDispose());
-}
-
-/** A view kept in one panel: its VS Code view type, its page, its title, the parser of its page's messages. */
+/** A view's panel: its VS Code view type, its page, the page's title, the parser of its page's messages. */
 export interface PanelKind<M> {
   viewType: string;
   view: WebviewView;
   title: string;
+  /** The protocol's parser: a message it rejects is logged and dropped, never handled. */
   parse(raw: unknown): Result<M>;
 }
 
@@ -150,20 +126,22 @@ export class PanelSlot<M, Out> {
     this.panel?.dispose();
     this.panel = panel;
     this.ready = false;
-    attachPanel(panel, {
-      extensionUri: this.extensionUri,
-      view: this.kind.view,
-      title: this.kind.title,
-      parse: this.kind.parse,
-      onMessage: this.onMessage,
-      log: this.log,
-      onDispose: () => {
-        if (this.panel === panel) {
-          this.panel = null;
-          this.ready = false;
-          this.onClosed();
-        }
-      },
+    const { view, title, parse } = this.kind;
+    panel.webview.html = webviewHtml(panel.webview, this.extensionUri, view, title);
+    panel.webview.onDidReceiveMessage((raw: unknown) => {
+      const parsed = parse(raw);
+      if (!parsed.ok) {
+        this.log(`${view}: dropped a malformed message from the webview: ${parsed.error}`);
+        return;
+      }
+      void this.onMessage(parsed.value);
+    });
+    panel.onDidDispose(() => {
+      if (this.panel === panel) {
+        this.panel = null;
+        this.ready = false;
+        this.onClosed();
+      }
     });
   }
 

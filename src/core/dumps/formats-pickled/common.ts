@@ -4,7 +4,7 @@
  * the tokens of the whole sequence.
  */
 import { fail, ok, type Result } from '../../schema.js';
-import { ByteError, type ByteSource, fileSource, sliceSource } from '../pickle/bytes.js';
+import { type ByteSource, fileSource, sliceSource } from '../pickle/bytes.js';
 import { ELEMENT_SIZE, type ElementType, numpyDtype } from '../pickle/dtypes.js';
 import {
   arrayValues,
@@ -15,7 +15,6 @@ import {
   isBytes,
   isDict,
   isTensor,
-  PickleError,
   type PyValue,
   seq,
 } from '../pickle/pickle.js';
@@ -71,14 +70,21 @@ export function* eachSample(d: Pick<PickledDump, 'count' | 'sample'>): Generator
   for (let i = 0; i < d.count; i++) yield d.sample(i);
 }
 
-/** Wrap a per-sample read: thrown ByteError/PickleError become a rejection of record i. */
+/** Wrap a per-sample read: anything thrown (a failed read, a file that changed) becomes a rejection of record i. */
 export function guard(i: number, f: () => Read<DumpSample>): Read<DumpSample> {
   try {
     return f();
   } catch (e) {
-    if (e instanceof ByteError || e instanceof PickleError || e instanceof RangeError)
-      return fail({ record: i, field: '', expected: 'a readable sample', found: (e as Error).message });
-    throw e;
+    return fail({ record: i, field: '', expected: 'a readable sample', found: (e as Error).message });
+  }
+}
+
+/** Wrap a whole-file read: anything thrown becomes the one-line error of `name`. */
+export function guardFile<T>(name: string, f: () => Result<T, string>): Result<T, string> {
+  try {
+    return f();
+  } catch (e) {
+    return fail(`${name}: unreadable (${(e as Error).message})`);
   }
 }
 
@@ -96,14 +102,21 @@ export function openFile(path: string): Result<ByteSource, string> {
  * or torch's legacy magic is slime's; a pickle header (0x80, protocol 2 to 5) naming SkyRL's
  * `training_batch` module in its first 64 KiB is SkyRL's. The error says what the file starts with.
  */
-export function detectPickled(
-  path: string,
-): Result<{ format: PickledFormat; container: PickledContainer }, string> {
+export function detectPickled(path: string): Result<Detected, string> {
   const src = openFile(path);
-  if (!src.ok) return src;
+  return src.ok ? detectPickledSource(src.value) : src;
+}
+
+export interface Detected {
+  format: PickledFormat;
+  container: PickledContainer;
+}
+
+/** `detectPickled` on any byte source. */
+export function detectPickledSource(src: ByteSource): Result<Detected, string> {
   let head: Uint8Array;
   try {
-    head = src.value.read(0, Math.min(65536, src.value.size));
+    head = src.read(0, Math.min(65536, src.size));
   } catch (e) {
     return fail((e as Error).message);
   }
@@ -113,10 +126,10 @@ export function detectPickled(
     const text = new TextDecoder('latin1').decode(head);
     if (/(^|[^\w])skyrl(_train|\.backends\.skyrl_train)\.training_batch/.test(text))
       return ok({ format: 'skyrl', container: 'pickle' });
-    return fail(`${path}: a pickle (protocol ${head[1]}) that names no SkyRL training batch`);
+    return fail(`${src.name}: a pickle (protocol ${head[1]}) that names no SkyRL training batch`);
   }
   const shown = [...head.slice(0, 4)].map((b) => b.toString(16).padStart(2, '0')).join(' ');
-  return fail(`${path}: neither a pickle nor a torch archive (starts with ${shown || 'nothing'})`);
+  return fail(`${src.name}: neither a pickle nor a torch archive (starts with ${shown || 'nothing'})`);
 }
 
 /** Whether a pickle starts with torch's legacy magic number (LONG1 of 10 bytes). */

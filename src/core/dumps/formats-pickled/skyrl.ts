@@ -28,6 +28,7 @@
  */
 import * as path from 'node:path';
 import { fail, ok, type Result } from '../../schema.js';
+import type { ByteSource } from '../pickle/bytes.js';
 import {
   type AllowList,
   describePy,
@@ -44,7 +45,16 @@ import {
 } from '../pickle/pickle.js';
 import { torchArchiveAllowList } from '../pickle/torch-zip.js';
 import type { DumpSample, LengthIssue, Read } from '../sample.js';
-import { eachSample, guard, openFile, type PickledDump, place, type Table, tableOf } from './common.js';
+import {
+  eachSample,
+  guard,
+  guardFile,
+  openFile,
+  type PickledDump,
+  place,
+  type Table,
+  tableOf,
+} from './common.js';
 
 /** The modules SkyRL's batch classes have lived in. */
 export const SKYRL_MODULES = ['skyrl.backends.skyrl_train.training_batch', 'skyrl_train.training_batch'];
@@ -93,10 +103,15 @@ export function stepFromName(file: string): number | undefined {
 /** Read a SkyRL `dump_data_batch` pickle: Result<lazy dump>, the error one line naming what is wrong or refused. */
 export function readSkyrlFile(file: string): Result<PickledDump, string> {
   const src = openFile(file);
-  if (!src.ok) return src;
-  const r = unpickle(src.value, { allow: skyrlAllowList() });
-  if (!r.ok) return r;
-  return skyrlDump(file, r.value);
+  return src.ok ? readSkyrlSource(src.value) : src;
+}
+
+/** `readSkyrlFile` on any byte source (its `name` is the dump's path, and gives the step). */
+export function readSkyrlSource(src: ByteSource): Result<PickledDump, string> {
+  return guardFile(src.name, () => {
+    const r = unpickle(src, { allow: skyrlAllowList() });
+    return r.ok ? skyrlDump(src.name, r.value) : r;
+  });
 }
 
 /** The batch's columns by key (the state's batch_dict, else the dict items). */

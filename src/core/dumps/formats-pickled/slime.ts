@@ -25,6 +25,7 @@
  * token it does not cover.
  */
 import { fail, ok, type Result } from '../../schema.js';
+import type { ByteSource } from '../pickle/bytes.js';
 import {
   describePy,
   get,
@@ -41,6 +42,7 @@ import type { DumpSample, Read, Rejection } from '../sample.js';
 import {
   eachSample,
   guard,
+  guardFile,
   openFile,
   type PickledDump,
   type PickledMeta,
@@ -50,7 +52,15 @@ import {
 } from './common.js';
 
 /** Fields that miles' per-rank dumps hold as this rank's context-parallel slice. */
-const CP_SHARDED = ['log_probs', 'rollout_log_probs', 'ref_log_probs', 'entropy', 'ref_entropy', 'advantages', 'returns'];
+const CP_SHARDED = [
+  'log_probs',
+  'rollout_log_probs',
+  'ref_log_probs',
+  'entropy',
+  'ref_entropy',
+  'advantages',
+  'returns',
+];
 
 /** Per-sample keys passed on by `info(i)` for pairing a rollout dump with its train dump. */
 const INFO_KEYS = [
@@ -71,8 +81,17 @@ type Getter = (key: string) => PyValue | undefined;
 /** Read a slime/miles `--dump-details` file: Result<lazy dump>, the error one line naming what is wrong or refused. */
 export function readSlimeFile(file: string): Result<PickledDump, string> {
   const src = openFile(file);
-  if (!src.ok) return src;
-  const r = readTorchSource(src.value);
+  return src.ok ? readSlimeSource(src.value) : src;
+}
+
+/** `readSlimeFile` on any byte source (its `name` is the dump's path). */
+export function readSlimeSource(src: ByteSource): Result<PickledDump, string> {
+  return guardFile(src.name, () => slimeDump(src));
+}
+
+function slimeDump(src: ByteSource): Result<PickledDump, string> {
+  const file = src.name;
+  const r = readTorchSource(src);
   if (!r.ok) return r;
   const { data, archive } = r.value;
   if (!isDict(data)) return fail(`${file}: expected a dict of samples, found ${describePy(data)}`);
@@ -117,12 +136,16 @@ export function readSlimeFile(file: string): Result<PickledDump, string> {
 /** Which of the three layouts a dump is, and how to get sample i's values. */
 function shapeOf(
   data: PyDict,
-): Result<{ kind: string; count: number; getter: (i: number) => Getter; fields: string[]; notes: string[] }, string> {
+): Result<
+  { kind: string; count: number; getter: (i: number) => Getter; fields: string[]; notes: string[] },
+  string
+> {
   const samples = seq(get(data, 'samples'));
   if (samples) {
     const first = samples[0];
     const keys = isDict(first) ? [...first.map.keys()].map(String) : [];
-    const kind = get(data, 'format_version') !== undefined || keys.includes('response_lengths') ? 'train' : 'rollout';
+    const kind =
+      get(data, 'format_version') !== undefined || keys.includes('response_lengths') ? 'train' : 'rollout';
     return ok({
       kind,
       count: samples.length,
@@ -159,7 +182,9 @@ function shapeOf(
       notes,
     });
   }
-  return fail(`expected "samples" or "rollout_data", found keys ${[...data.map.keys()].map(String).join(', ')}`);
+  return fail(
+    `expected "samples" or "rollout_data", found keys ${[...data.map.keys()].map(String).join(', ')}`,
+  );
 }
 
 const reject = (record: number, field: string, expected: string, found: string): Read<DumpSample> =>

@@ -102,12 +102,15 @@ export function sliceSource(parent: ByteSource, offset: number, length: number, 
 }
 
 /**
- * A forward cursor over a source with a read-ahead window (1 MiB by default), for scanners that
- * read many small fields in order and skip over large ones without reading them.
+ * A forward cursor over a source with a read-ahead window, for scanners that read many small fields
+ * in order and skip over large ones without reading them. The window starts at 64 KiB, doubles with
+ * each refill up to `window` (1 MiB by default), and starts small again after a skip, so skipping a
+ * large payload costs no read beyond the few fields around it.
  */
 export class Cursor {
   private buf: Uint8Array = new Uint8Array(0);
   private bufAt = 0;
+  private ahead = 64 * 1024;
   pos: number;
 
   constructor(
@@ -122,7 +125,7 @@ export class Cursor {
     return this.src.size - this.pos;
   }
 
-  /** The next `n` bytes (n at most the window unless `big`), advancing past them. */
+  /** The next `n` bytes, advancing past them (a view of the window: copy it to keep it). */
   take(n: number): Uint8Array {
     if (n > this.remaining)
       throw new ByteError(
@@ -135,9 +138,10 @@ export class Cursor {
         this.pos += n;
         return out;
       }
-      const len = Math.min(Math.max(this.window, n), this.src.size - this.pos);
+      const len = Math.min(Math.max(this.ahead, n), this.src.size - this.pos);
       this.buf = this.src.read(this.pos, len);
       this.bufAt = this.pos;
+      this.ahead = Math.min(this.window, this.ahead * 2);
     }
     const from = this.pos - this.bufAt;
     this.pos += n;
@@ -155,6 +159,7 @@ export class Cursor {
         `${this.src.name}: ${n} bytes declared at offset ${this.pos}, only ${this.remaining} left (truncated or a hostile length)`,
       );
     this.pos += n;
+    if (this.pos > this.bufAt + this.buf.length) this.ahead = 64 * 1024;
   }
 }
 

@@ -268,8 +268,10 @@ export function scalarOf(v: PyValue | undefined): number | undefined {
  * may be negative: values before token 0 are dropped): `[fill x start, ...values]`, cut at T.
  */
 export function place<E>(T: number, start: number, values: readonly E[], fill: E): E[] {
-  const out = new Array<E>(Math.max(0, Math.min(T, start + values.length))).fill(fill);
-  for (let k = Math.max(0, -start); k < values.length && start + k < T; k++) out[start + k] = values[k];
+  const out: E[] = [];
+  const end = Math.min(T, start + values.length);
+  for (let t = 0; t < Math.min(start, end); t++) out.push(fill);
+  for (let t = Math.max(0, start); t < end; t++) out.push(values[t - start]);
   return out;
 }
 

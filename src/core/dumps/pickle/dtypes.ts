@@ -119,6 +119,33 @@ function half(h: number): number {
   return s * 2 ** (e - 15) * (1 + f / 1024);
 }
 
+/** One reader per element type: the value at byte `o` of a DataView. */
+const GETTERS: Record<ElementType, (dv: DataView, o: number, le: boolean) => number> = {
+  float64: (dv, o, le) => dv.getFloat64(o, le),
+  float32: (dv, o, le) => dv.getFloat32(o, le),
+  float16: (dv, o, le) => half(dv.getUint16(o, le)),
+  bfloat16: (dv, o, le) => {
+    SCRATCH.setUint32(0, dv.getUint16(o, le) * 65536);
+    return SCRATCH.getFloat32(0);
+  },
+  // 64-bit integers as high * 2^32 + low: exact below 2^53, no BigInt on the way.
+  int64: (dv, o, le) =>
+    le
+      ? dv.getInt32(o + 4, true) * 4294967296 + dv.getUint32(o, true)
+      : dv.getInt32(o) * 4294967296 + dv.getUint32(o + 4),
+  uint64: (dv, o, le) =>
+    le
+      ? dv.getUint32(o + 4, true) * 4294967296 + dv.getUint32(o, true)
+      : dv.getUint32(o) * 4294967296 + dv.getUint32(o + 4),
+  int32: (dv, o, le) => dv.getInt32(o, le),
+  uint32: (dv, o, le) => dv.getUint32(o, le),
+  int16: (dv, o, le) => dv.getInt16(o, le),
+  uint16: (dv, o, le) => dv.getUint16(o, le),
+  int8: (dv, o) => dv.getInt8(o),
+  uint8: (dv, o) => dv.getUint8(o),
+  bool: (dv, o) => (dv.getUint8(o) ? 1 : 0),
+};
+
 /**
  * `count` values of `type` from `bytes` starting at byte `at`, stepping `step` elements between
  * values (1: contiguous), as numbers. `bigEndian` for big-endian data.
@@ -132,53 +159,10 @@ export function readElements(
   bigEndian = false,
 ): number[] {
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const size = ELEMENT_SIZE[type];
+  const stride = step * ELEMENT_SIZE[type];
+  const get = GETTERS[type];
   const le = !bigEndian;
   const out = new Array<number>(count);
-  for (let k = 0; k < count; k++) {
-    const o = at + k * step * size;
-    switch (type) {
-      case 'float64':
-        out[k] = dv.getFloat64(o, le);
-        break;
-      case 'float32':
-        out[k] = dv.getFloat32(o, le);
-        break;
-      case 'float16':
-        out[k] = half(dv.getUint16(o, le));
-        break;
-      case 'bfloat16':
-        SCRATCH.setUint32(0, dv.getUint16(o, le) * 65536);
-        out[k] = SCRATCH.getFloat32(0);
-        break;
-      case 'int64':
-        out[k] = Number(dv.getBigInt64(o, le));
-        break;
-      case 'int32':
-        out[k] = dv.getInt32(o, le);
-        break;
-      case 'int16':
-        out[k] = dv.getInt16(o, le);
-        break;
-      case 'int8':
-        out[k] = dv.getInt8(o);
-        break;
-      case 'uint64':
-        out[k] = Number(dv.getBigUint64(o, le));
-        break;
-      case 'uint32':
-        out[k] = dv.getUint32(o, le);
-        break;
-      case 'uint16':
-        out[k] = dv.getUint16(o, le);
-        break;
-      case 'uint8':
-        out[k] = dv.getUint8(o);
-        break;
-      case 'bool':
-        out[k] = dv.getUint8(o) ? 1 : 0;
-        break;
-    }
-  }
+  for (let k = 0, o = at; k < count; k++, o += stride) out[k] = get(dv, o, le);
   return out;
 }

@@ -34,7 +34,7 @@ run):
 
 Injected bugs beyond the lint fixtures' own, with their expected findings: a rollout dump sample
 whose `rollout_log_probs` is one short, one with `remove_sample` (its mask all 0), a train dump
-sample whose `advantages` is one short. `expected.json` lists, per file, each sample's expected
+sample whose `advantages` is one short. `expected.jsonl` lists, per file, each sample's expected
 normalised arrays (whole-sequence ids, loss mask, sampler and trainer log-probs with null on the
 prompt, advantages with 0 on the prompt) and the exact lint findings.
 """
@@ -524,9 +524,13 @@ def main():
     make_slime_rollout()
     make_slime_train()
     make_big_endian()
-    with open(os.path.join(OUT, "expected.json"), "w") as f:
-        json.dump({"torch": torch.__version__, "samples": EXPECT.samples, "files": EXPECT.files}, f, sort_keys=True, separators=(",", ":"))
-        f.write("\n")
+    # JSON lines: the torch version, then each expected sample by key, then each file.
+    with open(os.path.join(OUT, "expected.jsonl"), "w") as f:
+        lines = [{"torch": torch.__version__}]
+        lines += [{"sample": k, **v} for k, v in sorted(EXPECT.samples.items())]
+        lines += [{"file": k, **v} for k, v in sorted(EXPECT.files.items())]
+        for line in lines:
+            f.write(json.dumps(line, sort_keys=True, separators=(",", ":")) + "\n")
 
 
 if __name__ == "__main__":

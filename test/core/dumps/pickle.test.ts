@@ -54,9 +54,20 @@ interface ExpectedFile {
   samples: { expect: string; step?: number; group?: number; reward?: number }[];
   findings: { sample: number; rule: string; positions: number[] }[];
 }
-const EXPECTED: { samples: Record<string, ExpectedSample>; files: Record<string, ExpectedFile> } = JSON.parse(
-  fs.readFileSync(path.join(DIR, 'expected.json'), 'utf8'),
-);
+/** expected.jsonl: a line per expected sample (`sample`: its key) and per file (`file`: its path). */
+const EXPECTED = (() => {
+  const out: { samples: Record<string, ExpectedSample>; files: Record<string, ExpectedFile> } = {
+    samples: {},
+    files: {},
+  };
+  for (const line of fs.readFileSync(path.join(DIR, 'expected.jsonl'), 'utf8').split('\n')) {
+    if (!line.trim()) continue;
+    const o = JSON.parse(line);
+    if (typeof o.sample === 'string') out.samples[o.sample] = o;
+    else if (typeof o.file === 'string') out.files[o.file] = o;
+  }
+  return out;
+})();
 const qwen3 = (() => {
   const r = loadTokenizerDir(QWEN3_DIR);
   if (!r.ok) throw new Error(r.error);

@@ -65,9 +65,34 @@ export interface PickledDump {
   info(i: number): Record<string, unknown>;
 }
 
-/** Build a dump's `samples()` from its `sample(i)`. */
-export function* eachSample(d: Pick<PickledDump, 'count' | 'sample'>): Generator<Read<DumpSample>> {
-  for (let i = 0; i < d.count; i++) yield d.sample(i);
+/**
+ * A PickledDump from how to read sample i (`read`, called only for 0 <= i < count; anything it
+ * throws becomes a rejection of record i) and its pairing keys (`info`).
+ */
+export function makeDump(d: {
+  format: PickledFormat;
+  path: string;
+  count: number;
+  meta: PickledMeta;
+  read: (i: number) => Read<DumpSample>;
+  info: (i: number) => Record<string, unknown>;
+}): PickledDump {
+  const { count } = d;
+  const sample = (i: number): Read<DumpSample> =>
+    i < 0 || i >= count || !Number.isInteger(i)
+      ? fail({ record: i, field: '', expected: `a sample from 0 to ${count - 1}`, found: String(i) })
+      : guard(i, () => d.read(i));
+  return {
+    format: d.format,
+    path: d.path,
+    count,
+    meta: d.meta,
+    sample,
+    *samples() {
+      for (let i = 0; i < count; i++) yield sample(i);
+    },
+    info: d.info,
+  };
 }
 
 /** Wrap a per-sample read: anything thrown (a failed read, a file that changed) becomes a rejection of record i. */

@@ -45,16 +45,7 @@ import {
 } from '../pickle/pickle.js';
 import { torchArchiveAllowList } from '../pickle/torch-zip.js';
 import type { DumpSample, LengthIssue, Read } from '../sample.js';
-import {
-  eachSample,
-  guard,
-  guardFile,
-  openFile,
-  type PickledDump,
-  place,
-  type Table,
-  tableOf,
-} from './common.js';
+import { guardFile, makeDump, openFile, type PickledDump, place, type Table, tableOf } from './common.js';
 
 /** The modules SkyRL's batch classes have lived in. */
 export const SKYRL_MODULES = ['skyrl.backends.skyrl_train.training_batch', 'skyrl_train.training_batch'];
@@ -160,28 +151,24 @@ function skyrlDump(file: string, top: PyValue): Result<PickledDump, string> {
   const step = stepFromName(file);
   const notes: string[] = [];
   if (!tables.attention) notes.push('no attention_mask: every column is taken as a real token');
-  const count = B - padRows;
-  const dump: PickledDump = {
-    format: 'skyrl',
-    path: file,
-    count,
-    meta: {
-      container: 'pickle',
-      kind: 'batch',
-      step,
-      fields: [...cols.keys()].map(String),
-      metadata: toPlain(metadata),
-      notes,
-      padRows,
-    },
-    sample: (i) =>
-      i < 0 || i >= count || !Number.isInteger(i)
-        ? fail({ record: i, field: '', expected: `a sample from 0 to ${count - 1}`, found: String(i) })
-        : guard(i, () => skyrlRow(tables as Tables, i, S, R, step, groups(i))),
-    samples: () => eachSample(dump),
-    info: (i) => ({ row: i, group: groups(i) }),
-  };
-  return ok(dump);
+  return ok(
+    makeDump({
+      format: 'skyrl',
+      path: file,
+      count: B - padRows,
+      meta: {
+        container: 'pickle',
+        kind: 'batch',
+        step,
+        fields: [...cols.keys()].map(String),
+        metadata: toPlain(metadata),
+        notes,
+        padRows,
+      },
+      read: (i) => skyrlRow(tables as Tables, i, S, R, step, groups(i)),
+      info: (i) => ({ row: i, group: groups(i) }),
+    }),
+  );
 }
 
 type Tables = Partial<Record<keyof typeof KEYS, Table>> & { sequences: Table; mask: Table };

@@ -40,9 +40,8 @@ import {
 import { readTorchSource } from '../pickle/torch-zip.js';
 import type { DumpSample, Read, Rejection } from '../sample.js';
 import {
-  eachSample,
-  guard,
   guardFile,
+  makeDump,
   openFile,
   type PickledDump,
   type PickledMeta,
@@ -110,16 +109,12 @@ function slimeDump(src: ByteSource): Result<PickledDump, string> {
     notes,
     torch: { root: archive.root, bigEndian: archive.bigEndian, version: archive.version },
   };
-  const dump: PickledDump = {
+  const dump = makeDump({
     format: 'slime',
     path: file,
     count,
     meta,
-    sample: (i) =>
-      i < 0 || i >= count || !Number.isInteger(i)
-        ? fail({ record: i, field: '', expected: `a sample from 0 to ${count - 1}`, found: String(i) })
-        : guard(i, () => slimeSample(getter(i), i, kind, step)),
-    samples: () => eachSample(dump),
+    read: (i) => slimeSample(getter(i), i, kind, step),
     info: (i) => {
       const g = getter(i);
       const out: Record<string, unknown> = Object.create(null);
@@ -129,7 +124,7 @@ function slimeDump(src: ByteSource): Result<PickledDump, string> {
       }
       return out;
     },
-  };
+  });
   return ok(dump);
 }
 

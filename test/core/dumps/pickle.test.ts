@@ -13,6 +13,7 @@ import { QWEN3_DIR } from '../../../scripts/make-dump-fixtures.js';
 import {
   detectPickled,
   detectPickledSource,
+  placeResponse,
   readPickledFile,
   readSkyrlSource,
   readSlimeSource,
@@ -658,6 +659,57 @@ describe('hostile pickles and archives: a clear rejection, never a throw, nothin
     bytes = new Uint8Array(bytes.length + 10);
     const s = r.value.sample(0);
     assert.ok(!s.ok && /changed/.test(s.error.found));
+  });
+});
+
+describe('placement of response-only arrays', () => {
+  it('SkyRL: right-aligned response columns on the last tokens; a mask on left padding is reported', () => {
+    // Row: 2 pads then tokens 7 8 (T = 2); response tensors 3 wide, so column 0 lies on padding.
+    const seqs = new BigInt64Array([0n, 0n, 7n, 8n]);
+    const att = new BigInt64Array([0n, 0n, 1n, 1n]);
+    const mask = new Float32Array([1, 0, 1]);
+    const resp = new BigInt64Array([0n, 0n, 1n]);
+    const lp = new Float32Array([-9, -0.5, -0.25]);
+    const b = (a: BigInt64Array | Float32Array) => new Uint8Array(a.buffer);
+    const r = readSkyrlSource(
+      src(
+        skyrlBatch({
+          sequences: numpyEntry('int64', [1, 4], b(seqs)),
+          attention_mask: numpyEntry('int64', [1, 4], b(att)),
+          loss_mask: numpyEntry('float32', [1, 3], b(mask)),
+          response_mask: numpyEntry('int64', [1, 3], b(resp)),
+          rollout_logprobs: numpyEntry('float32', [1, 3], b(lp)),
+        }),
+      ),
+    );
+    assert.ok(r.ok, r.ok ? '' : r.error);
+    const s = r.value.sample(0);
+    assert.ok(s.ok);
+    assert.deepEqual(s.value.ids, [7, 8]);
+    assert.deepEqual(s.value.lossMask, [0, 1]);
+    assert.deepEqual(s.value.samplerLogprobs, [null, -0.25]);
+    assert.deepEqual(s.value.lengthIssues, [
+      { what: '"loss_mask" is non-zero on 1 left-padding positions', position: null },
+    ]);
+  });
+
+  it('slime: values from token T - response_length on; a longer array is cut and reported without a position', () => {
+    const p = placeResponse(5, 2, {
+      mask: [1, 1],
+      maskName: 'loss_mask',
+      sampler: [-1, -2, -3],
+      samplerName: 'rollout_log_probs',
+    });
+    assert.deepEqual(p.lossMask, [0, 0, 0, 1, 1]);
+    assert.deepEqual(p.samplerLogprobs, [null, null, null, -1, -2]);
+    assert.deepEqual(p.lengthIssues, [
+      { what: '"rollout_log_probs" has 3 values for a response of 2 tokens', position: null },
+    ]);
+    const short = placeResponse(5, 2, { mask: [1], maskName: 'loss_mask' });
+    assert.deepEqual(short.lossMask, [0, 0, 0, 1, 0]);
+    assert.deepEqual(short.lengthIssues, [
+      { what: '"loss_mask" has 1 values for a response of 2 tokens', position: 4 },
+    ]);
   });
 });
 

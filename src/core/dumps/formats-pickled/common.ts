@@ -204,7 +204,7 @@ function resolveTensor(v: PyValue | undefined): Result<Resolved, string> {
   if (!isDict(v)) return fail(describePy(v));
   const format = get(v, 'format');
   const data = get(v, 'data');
-  if (format === 'torch' || (format === undefined && isBytes(data) && get(v, 'dtype') === undefined)) {
+  if (format === 'torch') {
     if (!isBytes(data)) return fail(`"data" is ${describePy(data)}`);
     return nested(data);
   }

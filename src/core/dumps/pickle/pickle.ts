@@ -719,7 +719,7 @@ class Machine {
             const s = this.top();
             if (typeof s !== 'object' || s === null || Array.isArray(s) || s.kind !== 'set')
               raise(`ADDITEMS on ${describePy(s)}, not a set`);
-            s.items.push(...items);
+            for (const x of items) s.items.push(x);
             break;
           }
           case O.FROZENSET:
@@ -909,8 +909,13 @@ function makeBytes(args: PyValue[], ctx: Ctx): PyValue {
     return latin1Bytes(x, ctx);
   }
   const items = seq(x);
-  need(items?.every((v) => typeof v === 'number') === true, ctx, 'bytes(...) of non-integers');
-  return latin1Bytes(String.fromCharCode(...((items ?? []) as number[]).slice(0, 1 << 16)), ctx);
+  need(
+    items?.every((v) => typeof v === 'number' && Number.isInteger(v) && v >= 0 && v < 256) === true,
+    ctx,
+    'bytes(...) of values that are not bytes',
+  );
+  const b = Uint8Array.from(items as number[]);
+  return { kind: 'bytes', src: bufferSource(b, 'bytes'), offset: 0, length: b.length };
 }
 
 const makeSet = (frozen: boolean) => (args: PyValue[], ctx: Ctx) => {

@@ -1,5 +1,5 @@
 /**
- * Checkpoint validation (issue 16, item 11) and the checkpoint swap: model.json is checked by a
+ * Checkpoint validation and the checkpoint swap: model.json is checked by a
  * schema, weights.bin by the manifest's size and for non-finite values, a training state by its
  * state.json and optimizer.bin, each with a one-line error that says what is wrong and what to do.
  */

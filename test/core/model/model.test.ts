@@ -105,23 +105,18 @@ describe('TinyAgent', () => {
     const policy = model.clone();
     const opt = tf.train.adam(1e-3);
     const cfg = makeRLConfig({ groupSize: 8, minibatchSize: 4 });
-    rlUpdate(
-      policy,
-      opt,
-      collate(trajs, tok.padId),
-      trajs.map((_, i) => (i % 2 ? 1 : -1)),
-      cfg,
-      new Rng(0),
-    );
+    const update = () =>
+      rlUpdate(
+        policy,
+        opt,
+        collate(trajs, tok.padId),
+        trajs.map((_, i) => (i % 2 ? 1 : -1)),
+        cfg,
+        new Rng(0),
+      );
+    update();
     const afterFirst = tf.memory().numTensors; // Adam creates its moment variables once
-    rlUpdate(
-      policy,
-      opt,
-      collate(trajs, tok.padId),
-      trajs.map((_, i) => (i % 2 ? 1 : -1)),
-      cfg,
-      new Rng(0),
-    );
+    update();
     assert.equal(tf.memory().numTensors, afterFirst, 'training step');
     opt.dispose();
     policy.dispose();

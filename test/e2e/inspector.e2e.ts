@@ -168,9 +168,12 @@ async function scrollTo(frame: Frame, selector: string): Promise<void> {
   await frame.page().waitForTimeout(150);
 }
 
-/** Pick a row in an open quick pick by its label and accept it. */
+/**
+ * Pick a row in an open quick pick by its label and accept it. The pick may come late: the first
+ * command activates the extension, which takes longer than 15 s on a loaded machine.
+ */
 async function pickRow(page: Page, title: string, label: string): Promise<void> {
-  await page.locator('.quick-input-widget', { hasText: title }).waitFor({ timeout: 15_000 });
+  await page.locator('.quick-input-widget', { hasText: title }).waitFor({ timeout: 45_000 });
   const input = page.locator('.quick-input-widget input.input');
   await input.fill(label);
   await page.locator('.quick-input-list .monaco-list-row', { hasText: label }).first().waitFor();
@@ -492,7 +495,10 @@ async function dashboard(): Promise<void> {
 
 /** Sample Episodes from the palette (first choice: scripted oracle; the default 32 episodes). */
 async function sampleOracle(): Promise<void> {
-  // The trained run's rows would match the new run's episode rows: collapse it if it is open.
+  // The run explorer shown (as step 1 leaves it): Sample Episodes reveals the new run expanded
+  // only in a view that was open before. The trained run's rows would match the new run's
+  // episode rows: collapse it if it is open.
+  await runCommand(page, 'Episode Lab: Focus on Runs View');
   const open = page.locator('.monaco-list-row[aria-level="1"][aria-expanded="true"]', { hasText: 'e2e' });
   if ((await open.count()) > 0) await clickTreeRow(page, open.first());
   await runCommand(page, 'Episode Lab: Sample Episodes');
@@ -776,6 +782,8 @@ async function trainAndCancel(): Promise<void> {
 async function widths(): Promise<void> {
   await setTheme('dark');
   await page.setViewportSize({ width: 1600, height: 1000 });
+  await page.locator('.tabs-container .tab', { hasText: 'Inspector' }).first().click();
+  await unpin(await webviewFrame(page, 'inspector'));
   await showTab('Inspector', 'inspector-1600-dark');
   await runCommand(page, 'View: Close Primary Side Bar');
   await page.setViewportSize({ width: 400, height: 900 });
@@ -866,6 +874,14 @@ async function openInEpisodeLab(name: string): Promise<void> {
   // The context menu lives in a shadow root: hover the item, then accept it with Enter.
   await page.locator('.context-view .action-label', { hasText: 'Open in Episode Lab' }).first().hover();
   await page.keyboard.press('Enter');
+}
+
+/** Remove an inspector's pinned comparison, if it has one: the comparison comes before the strip. */
+async function unpin(frame: Frame): Promise<void> {
+  const button = frame.locator('#unpin');
+  if ((await button.count()) === 0) return;
+  await button.first().click();
+  await button.first().waitFor({ state: 'detached', timeout: 10_000 });
 }
 
 /** Bring the first editor tab titled `title` to the front and take a screenshot. */

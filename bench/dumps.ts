@@ -1,5 +1,5 @@
 /**
- * Dump-file scale benchmark (issue 15): writes a large NeMo-RL-style `train_data_step{N}.jsonl`
+ * Dump-file scale benchmark: writes a large NeMo-RL-style `train_data_step{N}.jsonl`
  * to os.tmpdir() (never to the repo), then times indexing it by byte offsets and linting it with the
  * id-level rules and the real Qwen3 tokenizer, one line in memory at a time, and reports the peak
  * RSS. The goal: 1 GB indexed and linted in under 60 s with under 500 MB of memory.

@@ -9,6 +9,7 @@ import {
   DIAGNOSTIC_METRICS,
   type RunSeries,
   SMOOTHING,
+  type Smoothing,
   type TableData,
 } from '../src/protocol/webview.js';
 import { drawYAxis, SVG } from './axes.js';
@@ -332,7 +333,7 @@ export function renderRecipeTable(doc: Document, t: TableData): HTMLElement {
 export interface DashboardHandlers {
   onExport(metric: string): void;
   /** Choose the curves' smoothing weight (one of SMOOTHING). */
-  onSmoothing?(weight: number): void;
+  onSmoothing?(weight: Smoothing): void;
 }
 
 type DashboardData = { runs: readonly RunSeries[]; tables: readonly TableData[]; notes: readonly string[] };

@@ -2,7 +2,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { SCRIPTED_POLICIES, type ScriptedPolicyName } from '../core/gym/names.js';
 import { runCheckpoint } from '../core/paths.js';
-import { makeRLConfig } from '../core/rl/config.js';
+import { readTrainConfig } from '../core/runs/train-config.js';
 import type { Job, RunResult } from '../protocol/trainer.js';
 import type { Dashboard } from './dashboard.js';
 import { outcomeFromStep } from './episode-source.js';
@@ -20,8 +20,9 @@ const POLICY_DETAIL: Record<ScriptedPolicyName, string> = {
 };
 
 /**
- * Parse and validate a training config file's text: a JSON object of RLConfig fields (checked by
- * the core's makeRLConfig), plus `steps` and `from`. The error names the file and the bad field.
+ * Parse and validate a training config file's text: a JSON object of RLConfig fields plus `steps`
+ * and `from` (checked by the core's readTrainConfig, as the trainer checks them). The error names
+ * the file and the bad field.
  */
 export function parseConfigText(text: string, file: string): Record<string, unknown> {
   let value: unknown;
@@ -30,16 +31,13 @@ export function parseConfigText(text: string, file: string): Record<string, unkn
   } catch (e) {
     throw new Error(`${file} is not valid JSON: ${(e as Error).message}`);
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value))
-    throw new Error(`${file}: a training config is a JSON object of RLConfig fields`);
-  const { steps, from, ...fields } = value as Record<string, unknown>;
-  if (steps !== undefined && !(Number.isInteger(steps) && (steps as number) >= 1))
-    throw new Error(`${file}.steps must be a positive integer, got ${JSON.stringify(steps)}`);
-  if (from !== undefined && (typeof from !== 'string' || from === ''))
-    throw new Error(`${file}.from must be "base" or a checkpoint folder, got ${JSON.stringify(from)}`);
-  makeRLConfig(fields, file);
-  return value as Record<string, unknown>;
+  if (!isRecord(value)) throw new Error(`${file}: a training config is a JSON object of RLConfig fields`);
+  readTrainConfig(value, file);
+  return value;
 }
+
+const isRecord = (x: unknown): x is Record<string, unknown> =>
+  typeof x === 'object' && x !== null && !Array.isArray(x);
 
 /** Ask for the main knobs of a training run, one after the other; the config, or undefined if cancelled. */
 async function trainingForm(): Promise<Record<string, unknown> | undefined> {
@@ -94,8 +92,7 @@ async function trainingForm(): Promise<Record<string, unknown> | undefined> {
     lossMode,
     contextPolicy,
   };
-  const { steps: _s, ...fields } = config;
-  makeRLConfig(fields, 'config'); // every value above is one the schema takes
+  readTrainConfig(config, 'config'); // every value above is one the schemas take
   return config;
 }
 

@@ -10,12 +10,14 @@ import * as tf from '@tensorflow/tfjs-core';
 import { makeTasks } from '../core/gym/tasks.js';
 import { buildTokenizer } from '../core/gym/tokenizer.js';
 import { runRecipe } from '../core/recipes/index.js';
-import { makeRLConfig, type RLConfig } from '../core/rl/config.js';
+import type { RLConfig } from '../core/rl/config.js';
 import { maskCheck } from '../core/rl/mask-check.js';
 import { readEpisodes, stepLabel } from '../core/runs/run-files.js';
 import { runTable } from '../core/runs/run-table.js';
 import { sampleModelRun } from '../core/runs/sample-model.js';
 import { sampleScriptedRun } from '../core/runs/sample-scripted.js';
+import { stepProgress } from '../core/runs/step-line.js';
+import { readTrainConfig } from '../core/runs/train-config.js';
 import { freshRunDir, trainRun } from '../core/runs/train-run.js';
 import type { BackendInfo } from '../core/tf/backend.js';
 import type { Job, JobKind, JobResults } from '../protocol/trainer.js';
@@ -103,11 +105,7 @@ export const jobs: JobRegistry = {
         }
         steps++;
         episodes += r.episodes;
-        ctx.progress(
-          r.step + 1,
-          total,
-          `${arm}: ${stepLabel(r.step, total)}: pass ${r.pass_rate.toFixed(2)}, reads ${r.reads.toFixed(2)}, tests ${r.tests.toFixed(2)}, turns ${r.turns.toFixed(2)}, reward ${r.reward.toFixed(3)}`,
-        );
+        ctx.progress(r.step + 1, total, `${arm}: ${stepProgress(r.step, total, r)}`);
       },
     });
     if (!created) ctx.runCreated(res.dir);
@@ -139,11 +137,7 @@ export const jobs: JobRegistry = {
     );
   },
   async train(job, ctx) {
-    const { steps = 40, from = 'base', ...fields } = job.config as { steps?: number; from?: string };
-    if (!Number.isInteger(steps) || steps < 1)
-      throw new Error(`config.steps must be a positive integer, got ${steps}`);
-    if (typeof from !== 'string') throw new Error('config.from must be "base" or a checkpoint path');
-    const cfg = makeRLConfig(fields, 'config');
+    const { steps, from, cfg } = readTrainConfig(job.config, 'config');
     const runDir = path.join(job.runsDir, job.name ?? path.basename(freshRunDir(job.runsDir, 'train')));
     ctx.log(`training ${runDir} for ${steps} steps from ${from} on ${ctx.backend.detail}`);
     return runTraining(ctx, runDir, cfg, steps, from);
@@ -210,7 +204,7 @@ async function runTraining(
       ctx.progress(
         r.step + 1,
         total,
-        `${stepLabel(r.step, total)}: pass ${r.pass_rate.toFixed(2)}, reads ${r.reads.toFixed(2)}, tests ${r.tests.toFixed(2)}, turns ${r.turns.toFixed(2)}, reward ${r.reward.toFixed(3)} (${(r.sample_s + r.update_s).toFixed(1)}s)`,
+        `${stepProgress(r.step, total, r)} (${(r.sample_s + r.update_s).toFixed(1)}s)`,
       );
     },
   });

@@ -16,19 +16,21 @@ import * as v from 'valibot';
 import type { EpisodeTable } from '../core/browse/table.js';
 import { type ContextPolicy, ContextPolicySchema } from '../core/context/policy.js';
 import { DUMP_FORMATS } from '../core/dumps/sample.js';
-import type { DumpFileSummary, DumpView } from '../core/dumps/view.js';
+import {
+  type DumpFileSummary,
+  DumpFileSummarySchema,
+  type DumpView,
+  DumpViewSchema,
+} from '../core/dumps/view-schema.js';
 import {
   SCRIPTED_POLICIES,
   type ScriptedPolicyName,
   TASK_SPLITS,
   type TaskSplit,
 } from '../core/gym/names.js';
-import {
-  MAX_TRAJECTORY_TOKENS,
-  type TrajectoryJSON,
-  TrajectoryJSONSchema,
-} from '../core/gym/trajectory-json.js';
+import { type TrajectoryJSON, TrajectoryJSONSchema } from '../core/gym/trajectory-json.js';
 import type { CallRow } from '../core/rl/advantages.js';
+import { CallRowSchema } from '../core/rl/call-row.js';
 import { MAX_SEED } from '../core/rl/config.js';
 import { MASK_BUGS, type MaskBug } from '../core/rl/mask-bugs.js';
 import type { MaskCheckResult } from '../core/rl/mask-check.js';
@@ -39,6 +41,7 @@ import {
   int,
   list,
   loose,
+  MAX_PATH,
   num,
   numbers,
   oneOf,
@@ -53,6 +56,7 @@ import {
 } from '../core/schema.js';
 
 export type { Result };
+export { DumpFileSummarySchema, DumpViewSchema };
 
 /** Episodes a sampling job may write. */
 export const MAX_SAMPLE_EPISODES = 100_000;
@@ -64,8 +68,7 @@ export const MAX_RETRAIN_STEPS = 1000;
 export const MAX_RECIPE_STEPS = 10_000;
 /** Context policies evaluated side by side. */
 export const MAX_EVAL_POLICIES = 8;
-/** Longest path or model reference accepted. */
-export const MAX_PATH = 4096;
+export { MAX_PATH };
 
 const Folder = text(MAX_PATH);
 const ModelRef = text(MAX_PATH);
@@ -414,32 +417,8 @@ export const MaskCheckResultSchema = v.pipe(
   sameLengths<v.InferOutput<typeof MaskCheckResultObject>>(MASK_ARRAYS),
 );
 
-const CALL_ROW_NUMBERS = [
-  'k',
-  'start',
-  'end',
-  'reward',
-  'valueStart',
-  'valueNext',
-  'tdError',
-  'advOutcome',
-  'advToken',
-  'advTokenSpread',
-  'advTurn',
-] as const;
-
 const CreditResultObject = strict({
-  calls: list(
-    loose({
-      text: anyText(10_000),
-      ...(Object.fromEntries(CALL_ROW_NUMBERS.map((k) => [k, finite()])) as Record<
-        (typeof CALL_ROW_NUMBERS)[number],
-        ReturnType<typeof finite>
-      >),
-    }),
-    0,
-    10_000,
-  ),
+  calls: list(CallRowSchema, 0, 10_000),
   hasCritic: bool(),
   note: anyText(10_000),
   tokenAdvantages: numbers(),
@@ -465,67 +444,6 @@ export const EvalContextResultSchema = strict({
   model: anyText(MAX_PATH),
   episodes: int(0, 1e9),
   rows: list(strict({ policy: ContextPolicySchema, stats: StatsSchema }), 0, MAX_EVAL_POLICIES),
-});
-
-const NullableNumbers = v.custom<(number | null)[]>(
-  (x) =>
-    Array.isArray(x) &&
-    x.length <= MAX_TRAJECTORY_TOKENS &&
-    x.every((n) => n === null || (typeof n === 'number' && Number.isFinite(n))),
-  'expected numbers or null',
-);
-
-const FindingSchema = strict({
-  sample: int(0, 1e9),
-  rule: text(40),
-  positions: numbers(MAX_TRAJECTORY_TOKENS),
-  message: anyText(10_000),
-});
-
-export const DumpFileSummarySchema = strict({
-  file: Folder,
-  format: oneOf(DUMP_FORMATS),
-  records: int(0, 1e9),
-  offsets: numbers(10_000_000),
-  lengths: numbers(10_000_000),
-  findingsPerRecord: numbers(10_000_000),
-  rules: list(
-    strict({
-      rule: text(40),
-      findings: int(0, 1e12),
-      samples: int(0, 1e12),
-      summary: anyText(1000),
-      from: anyText(1000),
-      records: numbers(100_000),
-    }),
-    0,
-    64,
-  ),
-  rejections: list(anyText(10_000), 0, 100),
-  tokenizer: v.nullable(anyText(MAX_PATH)),
-  ownerSources: list(text(20), 0, 8),
-  notes: list(anyText(10_000), 0, 20),
-  cancelled: bool(),
-});
-
-export const DumpViewSchema = strict({
-  record: int(0, 1e9),
-  part: v.nullable(anyText(200)),
-  offset: int(0, 1e12),
-  tokens: strings(MAX_TRAJECTORY_TOKENS),
-  ids: numbers(MAX_TRAJECTORY_TOKENS),
-  owner: numbers(MAX_TRAJECTORY_TOKENS),
-  turn: numbers(MAX_TRAJECTORY_TOKENS),
-  lossMask: numbers(MAX_TRAJECTORY_TOKENS),
-  samplerLogprobs: v.nullable(NullableNumbers),
-  trainerLogprobs: v.nullable(NullableNumbers),
-  advantages: v.nullable(numbers(MAX_TRAJECTORY_TOKENS)),
-  reward: v.nullable(finite()),
-  step: v.nullable(finite()),
-  group: v.nullable(finite()),
-  findings: list(FindingSchema, 0, 100_000),
-  ownerSource: text(20),
-  roles: list(anyText(100), 0, 100_000),
 });
 
 const DumpSampleResultSchema = strict({ views: list(DumpViewSchema, 0, 1000) });

@@ -3,7 +3,7 @@ import * as vscode from 'vscode';
 import { SCRIPTED_POLICIES, type ScriptedPolicyName } from '../core/gym/names.js';
 import { runCheckpoint } from '../core/paths.js';
 import { readTrainConfig } from '../core/runs/train-config.js';
-import type { Job, RunResult } from '../protocol/trainer.js';
+import type { JobKind, JobOf, JobResults, RunResult } from '../protocol/trainer.js';
 import type { Dashboard } from './dashboard.js';
 import { outcomeFromStep } from './episode-source.js';
 import type { Inspectors } from './inspectors.js';
@@ -96,6 +96,9 @@ async function trainingForm(): Promise<Record<string, unknown> | undefined> {
   return config;
 }
 
+/** The kinds of job that write a run (their result is a RunResult). */
+type RunKind = { [K in JobKind]: JobResults[K] extends RunResult ? K : never }[JobKind];
+
 /** Run folders that hold a policy checkpoint (final or latest). */
 export function runsWithCheckpoints(dirs: readonly string[]): string[] {
   return dirs.filter((d) => runCheckpoint(d) !== null);
@@ -132,9 +135,9 @@ export class Commands {
   }
 
   /** Run a job that writes a run, with a cancellable progress notification. */
-  private async runJob(
+  private async runJob<K extends RunKind>(
     title: string,
-    job: Job,
+    job: JobOf<K>,
     onRunCreated?: (dir: string) => void,
   ): Promise<RunResult | undefined> {
     return vscode.window.withProgress(
@@ -144,7 +147,7 @@ export class Commands {
         let last = 0;
         try {
           progress.report({ message: 'starting the trainer process…' });
-          const running = await this.trainer.start(job as Extract<Job, { kind: 'sampleScripted' }>, {
+          const running = await this.trainer.start(job, {
             onRunCreated: (dir) => {
               runDir = dir;
               this.tree.setActive(dir, true);
@@ -166,7 +169,7 @@ export class Commands {
             this.log(`${title}: cancel requested; completed steps stay on disk`);
             this.trainer.cancel(running.id);
           });
-          const result = (await running.result) as RunResult;
+          const result: RunResult = await running.result;
           this.dashboard.schedule(0);
           this.log(
             `${title}: ${result.complete ? 'done' : 'stopped'}: ${result.steps} steps, ${result.episodes} episodes in ${result.runDir}`,
@@ -691,8 +694,7 @@ export class Commands {
   }
 
   async cancelRun(): Promise<void> {
-    const quick = ['maskCheck', 'creditTable', 'rerun'];
-    const running = this.trainer.running().filter((r) => !quick.includes(r.job.kind));
+    const running = this.trainer.cancellable();
     if (running.length === 0) {
       void vscode.window.showInformationMessage('Episode Lab: no run is in progress.');
       return;

@@ -117,14 +117,9 @@ export function activate(context: vscode.ExtensionContext): void {
       },
     }),
   );
-  // The Cancel Run button shows only while a run (not a quick analysis) is in flight.
-  const quick = new Set(['maskCheck', 'creditTable', 'rerun', 'dumpSample', 'episodeTable']);
-  trainer.onRunningChanged((jobs) => {
-    void vscode.commands.executeCommand(
-      'setContext',
-      'episodeLab.running',
-      jobs.some((j) => !quick.has(j.kind)),
-    );
+  // The Cancel Run button shows only while a job that a cancel stops is in flight.
+  trainer.onRunningChanged(() => {
+    void vscode.commands.executeCommand('setContext', 'episodeLab.running', trainer.cancellable().length > 0);
   });
   log('Episode Lab activated');
 }

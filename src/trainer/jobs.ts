@@ -1,8 +1,10 @@
 /**
- * The trainer's jobs: each job kind maps to one core function. A handler reports each completed
- * step with `ctx.progress`, checks `ctx.cancelled` between steps, writes its run with the core's
- * run files (append-only, so a cancel or a kill loses no completed step) and calls
- * `ctx.runCreated(dir)` once the run folder exists.
+ * The trainer's jobs: each job kind declared in JOBS (src/protocol/trainer.ts) maps to one core
+ * function here, and the map's type makes a missing or mistyped handler a compile error. A long
+ * job's handler reports each completed step with `ctx.progress`, checks `ctx.cancelled` between
+ * steps, writes its run with the core's run files (append-only, so a cancel or a kill loses no
+ * completed step) and calls `ctx.runCreated(dir)` once the run folder exists; a quick job's
+ * handler gets none of these.
  */
 
 import * as path from 'node:path';
@@ -20,26 +22,34 @@ import { stepProgress } from '../core/runs/step-line.js';
 import { readTrainConfig } from '../core/runs/train-config.js';
 import { freshRunDir, trainRun } from '../core/runs/train-run.js';
 import type { BackendInfo } from '../core/tf/backend.js';
-import type { Job, JobKind, JobResults } from '../protocol/trainer.js';
+import type { JOBS, JobKind, JobOf, JobResults } from '../protocol/trainer.js';
 import { policyLabel } from '../protocol/webview.js';
 import { creditTableJob, evalContextJob, loadModel, rerunJob, runConfig } from './analysis-jobs.js';
 import { dumpOpen, dumpSample } from './dump-jobs.js';
 
+/** What every job's handler gets. */
 export interface JobContext {
   readonly id: string;
   readonly backend: BackendInfo;
+  log(text: string): void;
+}
+
+/** What a long (cancellable) job's handler gets besides. */
+export interface LongJobContext extends JobContext {
   /** True once the host asked to cancel: stop at the next step boundary. */
   readonly cancelled: boolean;
-  log(text: string): void;
   progress(step: number, total: number, message: string): void;
   runCreated(dir: string): void;
 }
 
-export type JobHandler<K extends JobKind> = (
-  job: Extract<Job, { kind: K }>,
-  ctx: JobContext,
-) => Promise<JobResults[K]>;
+/** The context of a job of kind K: a long one's when JOBS declares K cancellable. */
+export type ContextOf<K extends JobKind> = (typeof JOBS)[K]['cancellable'] extends true
+  ? LongJobContext
+  : JobContext;
 
+export type JobHandler<K extends JobKind> = (job: JobOf<K>, ctx: ContextOf<K>) => Promise<JobResults[K]>;
+
+/** One handler per job kind. */
 export type JobRegistry = { [K in JobKind]: JobHandler<K> };
 
 const tok = buildTokenizer(makeTasks('all'));
@@ -182,7 +192,7 @@ export const jobs: JobRegistry = {
 
 /** A training run for a job: announces the run folder at its first step, reports every step. */
 async function runTraining(
-  ctx: JobContext,
+  ctx: LongJobContext,
   runDir: string,
   cfg: RLConfig,
   steps: number,

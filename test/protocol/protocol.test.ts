@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { makeEnv, makeTasks, oracle, Rng, runScripted, toTrajectoryJSON } from '../../src/core/index.js';
 import { parseHostMessage, parseTrainerMessage } from '../../src/protocol/trainer.js';
 import {
   parseDashboardState,
@@ -10,9 +9,8 @@ import {
   parseToDashboard,
   parseToWebview,
 } from '../../src/protocol/webview.js';
-import { tok } from '../fixtures.js';
+import { episode, JOB_SAMPLES } from './job-samples.js';
 
-const episode = toTrajectoryJSON(runScripted(oracle, makeEnv(), makeTasks('train')[0], tok, new Rng(1)), tok);
 /** A job as the trainer checks it: in a start message. */
 const startJob = (job: unknown) => parseHostMessage({ type: 'start', id: 'j', job });
 const accepts = (job: unknown) => {
@@ -24,16 +22,7 @@ const rejects = (job: unknown, re: RegExp) => {
   assert.equal(r.ok, false);
   if (!r.ok) assert.match(r.error, re);
 };
-const sample = {
-  kind: 'sampleScripted',
-  runsDir: '/tmp/x',
-  policy: 'oracle',
-  split: 'train',
-  episodes: 8,
-  batch: 4,
-  seed: 1,
-  maxTurns: 6,
-};
+const sample = JOB_SAMPLES.sampleScripted;
 
 describe('trainer protocol', () => {
   test('well-formed host messages pass', () => {

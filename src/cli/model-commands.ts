@@ -3,7 +3,6 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
   BASE_DEFAULTS,
-  type BehaviorStats,
   buildTokenizer,
   evaluate,
   initBackend,
@@ -19,6 +18,7 @@ import {
 } from '../core/index.js';
 import { baseCheckpointDir, resolveCheckpoint } from '../core/paths.js';
 import { isFinished, lastCompletedStep, readMeta, stepLabel } from '../core/runs/run-files.js';
+import { CLI_FORM, CLI_STEP_FORM, statsLine } from '../core/runs/step-line.js';
 import { freshRunDir, trainRun } from '../core/runs/train-run.js';
 import { type Command, UsageError } from './args.js';
 import { legend, renderEpisode, renderSummary } from './render.js';
@@ -34,14 +34,6 @@ async function backend(quiet = false): Promise<string> {
 
 const useColor = (o: Record<string, unknown>) =>
   (o.color as boolean | undefined) ?? Boolean(process.stdout.isTTY && !process.env.NO_COLOR);
-
-/** One line of behaviour statistics. */
-export function statsLine(s: BehaviorStats): string {
-  return (
-    `pass ${s.pass_rate.toFixed(3)} | reads ${s.reads.toFixed(2)} | tests ${s.tests.toFixed(2)} | edits ${s.edits.toFixed(2)}` +
-    ` | turns ${s.turns.toFixed(2)} | reward ${s.reward >= 0 ? '+' : ''}${s.reward.toFixed(3)}`
-  );
-}
 
 export const makeBaseCommand: Command = {
   name: 'make-base',
@@ -172,7 +164,7 @@ export const sampleCommand: Command = {
     }
     if (shown && color) process.stdout.write(`${legend(color)}\n`);
     process.stdout.write(
-      `${shown ? '\n' : ''}${path.relative(process.cwd(), dir) || dir} on ${o.split} tasks, ${trajs.length} episodes (${o.n} per task, seed ${o.seed}):\n${statsLine(stats)}\n`,
+      `${shown ? '\n' : ''}${path.relative(process.cwd(), dir) || dir} on ${o.split} tasks, ${trajs.length} episodes (${o.n} per task, seed ${o.seed}):\n${statsLine(stats, CLI_FORM)}\n`,
     );
     return 0;
   },
@@ -328,9 +320,7 @@ export const trainCommand: Command = {
       shouldStop: () => stop,
       onStep: (r, total) =>
         process.stdout.write(
-          `${stepLabel(r.step, total, 'step', 3)} | pass ${r.pass_rate.toFixed(2)} | reads ${r.reads.toFixed(2)} | tests ${r.tests.toFixed(2)}` +
-            ` | edits ${r.edits.toFixed(2)} | turns ${r.turns.toFixed(2)} | reward ${r.reward >= 0 ? '+' : ''}${r.reward.toFixed(3)}` +
-            ` | kl ${r.approx_kl.toFixed(4)} | ${(r.sample_s + r.update_s).toFixed(1)}s\n`,
+          `${stepLabel(r.step, total, 'step', 3)} | ${statsLine(r, CLI_STEP_FORM)} | kl ${r.approx_kl.toFixed(4)} | ${(r.sample_s + r.update_s).toFixed(1)}s\n`,
         ),
     });
     process.off('SIGINT', onSignal);
@@ -341,7 +331,8 @@ export const trainCommand: Command = {
       );
       return 130;
     }
-    if (res.heldout) process.stdout.write(`held-out (16 per task, seed 7): ${statsLine(res.heldout)}\n`);
+    if (res.heldout)
+      process.stdout.write(`held-out (16 per task, seed 7): ${statsLine(res.heldout, CLI_FORM)}\n`);
     process.stdout.write(`run ${runDir} (${secs}s)\n`);
     return 0;
   },

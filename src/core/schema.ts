@@ -25,6 +25,9 @@ export const MAX_DEPTH = 64;
 /** Largest array any boundary accepts (sizes of their own are declared where they apply). */
 export const MAX_ARRAY = 1_000_000;
 
+/** Longest path or model reference any boundary accepts. */
+export const MAX_PATH = 4096;
+
 /** How a JSON value reads in a message: short, quoted like JSON. */
 export function show(x: unknown): string {
   if (x === undefined) return 'nothing';

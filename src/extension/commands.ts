@@ -2,8 +2,8 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { SCRIPTED_POLICIES, type ScriptedPolicyName } from '../core/gym/names.js';
 import { runCheckpoint } from '../core/paths.js';
-import { makeRLConfig } from '../core/rl/config.js';
-import type { Job, RunResult } from '../protocol/trainer.js';
+import { readTrainConfig } from '../core/runs/train-config.js';
+import type { JobKind, JobOf, JobResults, RunResult } from '../protocol/trainer.js';
 import type { Dashboard } from './dashboard.js';
 import { outcomeFromStep } from './episode-source.js';
 import type { Inspectors } from './inspectors.js';
@@ -20,8 +20,9 @@ const POLICY_DETAIL: Record<ScriptedPolicyName, string> = {
 };
 
 /**
- * Parse and validate a training config file's text: a JSON object of RLConfig fields (checked by
- * the core's makeRLConfig), plus `steps` and `from`. The error names the file and the bad field.
+ * Parse and validate a training config file's text: a JSON object of RLConfig fields plus `steps`
+ * and `from` (checked by the core's readTrainConfig, as the trainer checks them). The error names
+ * the file and the bad field.
  */
 export function parseConfigText(text: string, file: string): Record<string, unknown> {
   let value: unknown;
@@ -30,16 +31,13 @@ export function parseConfigText(text: string, file: string): Record<string, unkn
   } catch (e) {
     throw new Error(`${file} is not valid JSON: ${(e as Error).message}`);
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value))
-    throw new Error(`${file}: a training config is a JSON object of RLConfig fields`);
-  const { steps, from, ...fields } = value as Record<string, unknown>;
-  if (steps !== undefined && !(Number.isInteger(steps) && (steps as number) >= 1))
-    throw new Error(`${file}.steps must be a positive integer, got ${JSON.stringify(steps)}`);
-  if (from !== undefined && (typeof from !== 'string' || from === ''))
-    throw new Error(`${file}.from must be "base" or a checkpoint folder, got ${JSON.stringify(from)}`);
-  makeRLConfig(fields, file);
-  return value as Record<string, unknown>;
+  if (!isRecord(value)) throw new Error(`${file}: a training config is a JSON object of RLConfig fields`);
+  readTrainConfig(value, file);
+  return value;
 }
+
+const isRecord = (x: unknown): x is Record<string, unknown> =>
+  typeof x === 'object' && x !== null && !Array.isArray(x);
 
 /** Ask for the main knobs of a training run, one after the other; the config, or undefined if cancelled. */
 async function trainingForm(): Promise<Record<string, unknown> | undefined> {
@@ -94,9 +92,75 @@ async function trainingForm(): Promise<Record<string, unknown> | undefined> {
     lossMode,
     contextPolicy,
   };
-  const { steps: _s, ...fields } = config;
-  makeRLConfig(fields, 'config'); // every value above is one the schema takes
+  readTrainConfig(config, 'config'); // every value above is one the schemas take
   return config;
+}
+
+/** The kinds of job that write a run (their result is a RunResult). */
+type RunKind = { [K in JobKind]: JobResults[K] extends RunResult ? K : never }[JobKind];
+
+/** Where sampled episodes come from. */
+type SampleSource = { from: 'scripted'; policy: ScriptedPolicyName } | { from: 'base' | 'checkpoint' };
+
+/** Ask what to sample from: a scripted policy, the base agent, or a run's checkpoint. */
+async function pickSampleSource(): Promise<SampleSource | undefined> {
+  const items: (vscode.QuickPickItem & { source: SampleSource })[] = [
+    ...SCRIPTED_POLICIES.map((policy) => ({
+      label: `Scripted: ${policy}`,
+      detail: POLICY_DETAIL[policy],
+      source: { from: 'scripted' as const, policy },
+    })),
+    {
+      label: 'The shipped RL base agent',
+      detail: 'sample from the base checkpoint',
+      source: { from: 'base' },
+    },
+    { label: 'A run’s checkpoint…', detail: 'sample from a trained run', source: { from: 'checkpoint' } },
+  ];
+  return (await vscode.window.showQuickPick(items, { title: 'Sample episodes from', ignoreFocusOut: true }))
+    ?.source;
+}
+
+/** Ask how many episodes to sample (1 to 100000). */
+async function askEpisodes(): Promise<number | undefined> {
+  const text = await vscode.window.showInputBox({
+    title: 'How many episodes?',
+    value: '32',
+    ignoreFocusOut: true,
+    validateInput: (v) =>
+      /^\d+$/.test(v.trim()) && Number(v) >= 1 && Number(v) <= 100000
+        ? null
+        : 'a whole number from 1 to 100000',
+  });
+  return text === undefined ? undefined : Number(text.trim());
+}
+
+/**
+ * Ask for a seed. A new one each time by default (two samples with one seed are the same
+ * episodes); shown, so a sample can be repeated.
+ */
+async function askSeed(): Promise<number | undefined> {
+  const text = await vscode.window.showInputBox({
+    title: 'Seed (the same seed samples the same episodes)',
+    value: String(Date.now() % 100_000),
+    ignoreFocusOut: true,
+    validateInput: (v) => (/^\d{1,9}$/.test(v.trim()) ? null : 'a whole number from 0 to 999999999'),
+  });
+  return text === undefined ? undefined : Number(text.trim());
+}
+
+/** Ask for a sampling temperature in (0, 10]. */
+async function askTemperature(): Promise<number | undefined> {
+  const text = await vscode.window.showInputBox({
+    title: 'Sampling temperature',
+    value: '1',
+    ignoreFocusOut: true,
+    validateInput: (v) => {
+      const t = Number(v);
+      return Number.isFinite(t) && t > 0 && t <= 10 ? null : 'a number in (0, 10]';
+    },
+  });
+  return text === undefined ? undefined : Number(text);
 }
 
 /** Run folders that hold a policy checkpoint (final or latest). */
@@ -135,9 +199,9 @@ export class Commands {
   }
 
   /** Run a job that writes a run, with a cancellable progress notification. */
-  private async runJob(
+  private async runJob<K extends RunKind>(
     title: string,
-    job: Job,
+    job: JobOf<K>,
     onRunCreated?: (dir: string) => void,
   ): Promise<RunResult | undefined> {
     return vscode.window.withProgress(
@@ -147,7 +211,7 @@ export class Commands {
         let last = 0;
         try {
           progress.report({ message: 'starting the trainer process…' });
-          const running = await this.trainer.start(job as Extract<Job, { kind: 'sampleScripted' }>, {
+          const running = await this.trainer.start(job, {
             onRunCreated: (dir) => {
               runDir = dir;
               this.tree.setActive(dir, true);
@@ -169,7 +233,7 @@ export class Commands {
             this.log(`${title}: cancel requested; completed steps stay on disk`);
             this.trainer.cancel(running.id);
           });
-          const result = (await running.result) as RunResult;
+          const result: RunResult = await running.result;
           this.dashboard.schedule(0);
           this.log(
             `${title}: ${result.complete ? 'done' : 'stopped'}: ${result.steps} steps, ${result.episodes} episodes in ${result.runDir}`,
@@ -206,6 +270,7 @@ export class Commands {
     }
   }
 
+  /** Sample episodes into a new run: from a scripted policy, the base agent or a run's checkpoint. */
   async sampleEpisodes(args?: {
     policy?: ScriptedPolicyName;
     episodes?: number;
@@ -213,108 +278,53 @@ export class Commands {
   }): Promise<void> {
     const runsDir = this.needRunsRoot();
     if (!runsDir) return;
-    let policy = args?.policy;
-    let from = 'scripted' as 'scripted' | 'base' | 'checkpoint';
-    if (!policy) {
-      type Item = vscode.QuickPickItem & { policy?: ScriptedPolicyName; from: typeof from };
-      const items: Item[] = [
-        ...SCRIPTED_POLICIES.map((p) => ({
-          label: `Scripted: ${p}`,
-          detail: POLICY_DETAIL[p],
-          policy: p,
-          from: 'scripted' as const,
-        })),
-        { label: 'The shipped RL base agent', detail: 'sample from the base checkpoint', from: 'base' },
-        { label: 'A run’s checkpoint…', detail: 'sample from a trained run', from: 'checkpoint' },
-      ];
-      const pick = await vscode.window.showQuickPick(items, {
-        title: 'Sample episodes from',
-        ignoreFocusOut: true,
-      });
-      if (!pick) return;
-      policy = pick.policy;
-      from = pick.from;
-    }
-    let episodes = args?.episodes;
-    if (episodes === undefined) {
-      const text = await vscode.window.showInputBox({
-        title: 'How many episodes?',
-        value: '32',
-        ignoreFocusOut: true,
-        validateInput: (v) =>
-          /^\d+$/.test(v.trim()) && Number(v) >= 1 && Number(v) <= 100000
-            ? null
-            : 'a whole number from 1 to 100000',
-      });
-      if (text === undefined) return;
-      episodes = Number(text.trim());
-    }
-    let seed = args?.seed;
-    if (seed === undefined) {
-      // A new seed each time by default (two samples with one seed are the same episodes); shown, so
-      // a sample can be repeated.
-      const text = await vscode.window.showInputBox({
-        title: 'Seed (the same seed samples the same episodes)',
-        value: String(Date.now() % 100_000),
-        ignoreFocusOut: true,
-        validateInput: (v) => (/^\d{1,9}$/.test(v.trim()) ? null : 'a whole number from 0 to 999999999'),
-      });
-      if (text === undefined) return;
-      seed = Number(text.trim());
-    }
-    if (from !== 'scripted' || !policy) {
-      const temp = await vscode.window.showInputBox({
-        title: 'Sampling temperature',
-        value: '1',
-        ignoreFocusOut: true,
-        validateInput: (v) => {
-          const t = Number(v);
-          return Number.isFinite(t) && t > 0 && t <= 10 ? null : 'a number in (0, 10]';
-        },
-      });
-      if (temp === undefined) return;
-      const temperature = Number(temp);
-      let source = 'base';
-      if (from === 'checkpoint') {
-        const picked = await this.pickCheckpoint();
-        if (!picked) return;
-        source = picked;
-      }
-      const result = await this.runJob(
-        `Sample Episodes (${source === 'base' ? 'base' : path.basename(source)})`,
-        {
-          kind: 'sampleModel',
-          runsDir,
-          from: source,
-          episodes,
-          seed,
-          temperature,
-        },
-      );
-      if (result) {
-        await this.reveal(result.runDir, true);
-        void vscode.window.showInformationMessage(
-          `Episode Lab: sampled ${result.episodes} episodes into ${path.basename(result.runDir)}`,
-        );
-      }
-      return;
-    }
-    const result = await this.runJob(`Sample Episodes (${policy})`, {
-      kind: 'sampleScripted',
+    const source: SampleSource | undefined = args?.policy
+      ? { from: 'scripted', policy: args.policy }
+      : await pickSampleSource();
+    if (!source) return;
+    const episodes = args?.episodes ?? (await askEpisodes());
+    if (episodes === undefined) return;
+    const seed = args?.seed ?? (await askSeed());
+    if (seed === undefined) return;
+    const result =
+      source.from === 'scripted'
+        ? await this.runJob(`Sample Episodes (${source.policy})`, {
+            kind: 'sampleScripted',
+            runsDir,
+            policy: source.policy,
+            split: 'train',
+            episodes,
+            batch: Math.max(1, Math.min(64, Math.ceil(episodes / 4))),
+            seed,
+            maxTurns: 6,
+          })
+        : await this.sampleModel(runsDir, source.from, episodes, seed);
+    if (!result) return;
+    await this.reveal(result.runDir, true);
+    void vscode.window.showInformationMessage(
+      `Episode Lab: sampled ${result.episodes} episodes into ${path.basename(result.runDir)}`,
+    );
+  }
+
+  /** Sample from the base or a picked run's checkpoint, at a temperature asked for. */
+  private async sampleModel(
+    runsDir: string,
+    from: 'base' | 'checkpoint',
+    episodes: number,
+    seed: number,
+  ): Promise<RunResult | undefined> {
+    const temperature = await askTemperature();
+    if (temperature === undefined) return undefined;
+    const source = from === 'checkpoint' ? await this.pickCheckpoint() : 'base';
+    if (!source) return undefined;
+    return this.runJob(`Sample Episodes (${source === 'base' ? 'base' : path.basename(source)})`, {
+      kind: 'sampleModel',
       runsDir,
-      policy,
-      split: 'train',
+      from: source,
       episodes,
-      batch: Math.max(1, Math.min(64, Math.ceil(episodes / 4))),
       seed,
-      maxTurns: 6,
+      temperature,
     });
-    if (result) {
-      await this.reveal(result.runDir, true);
-      void vscode.window.showInformationMessage(
-        `Episode Lab: sampled ${result.episodes} episodes into ${path.basename(result.runDir)}`,
-      );
-    }
   }
 
   /** A run with a checkpoint (from the explorer's runs), or any checkpoint or run folder. */
@@ -694,8 +704,7 @@ export class Commands {
   }
 
   async cancelRun(): Promise<void> {
-    const quick = ['maskCheck', 'creditTable', 'rerun'];
-    const running = this.trainer.running().filter((r) => !quick.includes(r.job.kind));
+    const running = this.trainer.cancellable();
     if (running.length === 0) {
       void vscode.window.showInformationMessage('Episode Lab: no run is in progress.');
       return;

@@ -1,72 +1,36 @@
 /**
- * The VS Code extension: a thin layer over the core library. `activate` only registers things:
- * the commands, the run explorer, the inspector's serializer and the trainer process bridge.
+ * The VS Code extension: a thin layer over the core library. `activate` only registers things: the
+ * parts (`createParts`: the trainer process bridge, the run explorer, the dashboard, the inspectors,
+ * the episode table and the commands), the file watcher, the commands and the panels' serializers.
  */
 
-import * as path from 'node:path';
 import * as vscode from 'vscode';
+import type { TableSource } from '../protocol/webview.js';
 import { Commands } from './commands.js';
 import { DASHBOARD_VIEW_TYPE, Dashboard } from './dashboard.js';
 import { INSPECTOR_VIEW_TYPE } from './inspector.js';
 import { Inspectors } from './inspectors.js';
-import { RunTreeProvider } from './run-tree.js';
+import { type Node, RunTreeProvider } from './run-tree.js';
 import { EpisodeTablePanel, TABLE_VIEW_TYPE } from './table-panel.js';
+import { isRunFolder, rowTarget } from './table-sources.js';
 import { TrainerClient } from './trainer-client.js';
-import { isInside } from './workspace-folders.js';
+
+/** The extension's parts, built once per activation. */
+interface Parts {
+  trainer: TrainerClient;
+  tree: RunTreeProvider;
+  treeView: vscode.TreeView<Node>;
+  dashboard: Dashboard;
+  inspector: Inspectors;
+  table: EpisodeTablePanel;
+  commands: Commands;
+}
 
 export function activate(context: vscode.ExtensionContext): void {
   const output = vscode.window.createOutputChannel('Episode Lab');
   const log = (line: string) => output.appendLine(`[${new Date().toLocaleTimeString()}] ${line}`);
-  const trainer = new TrainerClient(
-    vscode.Uri.joinPath(context.extensionUri, 'dist', 'trainer.js').fsPath,
-    log,
-  );
-  const tree = new RunTreeProvider(() => Commands.runsRoot());
-  const treeView = vscode.window.createTreeView('episodeLab.runs', {
-    treeDataProvider: tree,
-    showCollapseAll: true,
-  });
-  const dashboard = new Dashboard(context.extensionUri, tree, log);
-  const inspector = new Inspectors(
-    context.extensionUri,
-    trainer,
-    log,
-    {
-      runsRoot: () => Commands.runsRoot(),
-      openDashboard: (roots) => void commands.showDashboard(roots),
-      runChanged: (dir, active) => {
-        tree.setActive(dir, active);
-        void tree.refresh();
-      },
-      walk: (direction) => table.walk(direction),
-      browse: (dir, query) => table.show({ kind: 'run', id: dir }, query),
-    },
-    (message) => void vscode.window.showInformationMessage(`Episode Lab: ${message}`),
-  );
-  const table = new EpisodeTablePanel(context.extensionUri, trainer, log, {
-    open: async (source, key) => {
-      if (source.kind === 'run') {
-        const [step, index] = key.split(':').map(Number);
-        await commands.openRunEpisode(source.id, step, index);
-      } else {
-        const opened = tree.dumps.get(source.id);
-        if (opened?.summary) await inspector.showDump(opened.ref, opened.summary, Number(key));
-      }
-    },
-    dumpSummary: (file) => tree.dumps.get(file)?.summary ?? null,
-    allowedRun: (dir) => {
-      const root = Commands.runsRoot();
-      return isInside(root, dir) && path.resolve(dir) !== path.resolve(root ?? '');
-    },
-  });
-  const commands = new Commands(trainer, tree, treeView, inspector, dashboard, output, table);
-
-  // The run explorer refreshes on file changes (runs written by the CLI too) and on each step.
-  const watcher = vscode.workspace.createFileSystemWatcher('**/.episode-lab/runs/**');
-  const refresh = () => void tree.refresh();
-  void tree.refresh();
-
-  const register = (id: string, f: (...args: never[]) => unknown) => vscode.commands.registerCommand(id, f);
+  const parts = createParts(context.extensionUri, output, log);
+  const { trainer, tree, treeView, inspector, dashboard, table } = parts;
   context.subscriptions.push(
     output,
     tree,
@@ -75,11 +39,84 @@ export function activate(context: vscode.ExtensionContext): void {
     dashboard,
     table,
     tree.onDidChangeTreeData(() => dashboard.schedule()),
-    watcher,
-    watcher.onDidCreate(refresh),
-    watcher.onDidChange(refresh),
-    watcher.onDidDelete(refresh),
+    ...watchRuns(tree),
     { dispose: () => trainer.dispose() },
+    ...registerCommands(parts),
+    ...registerSerializers(parts),
+  );
+  void tree.refresh();
+  // The Cancel Run button shows only while a job that a cancel stops is in flight.
+  trainer.onRunningChanged(() => {
+    void vscode.commands.executeCommand('setContext', 'episodeLab.running', trainer.cancellable().length > 0);
+  });
+  log('Episode Lab activated');
+}
+
+export function deactivate(): void {}
+
+/**
+ * Build the parts and wire them: the inspector, the episode table and the commands call one
+ * another, so each hook looks the others up when it runs.
+ */
+function createParts(
+  extensionUri: vscode.Uri,
+  output: vscode.OutputChannel,
+  log: (line: string) => void,
+): Parts {
+  const trainer = new TrainerClient(vscode.Uri.joinPath(extensionUri, 'dist', 'trainer.js').fsPath, log);
+  const tree = new RunTreeProvider(() => Commands.runsRoot());
+  const treeView = vscode.window.createTreeView('episodeLab.runs', {
+    treeDataProvider: tree,
+    showCollapseAll: true,
+  });
+  const dashboard = new Dashboard(extensionUri, tree, log);
+  const inspector = new Inspectors(
+    extensionUri,
+    trainer,
+    log,
+    {
+      runsRoot: () => Commands.runsRoot(),
+      openDashboard: (roots) => void parts.commands.showDashboard(roots),
+      runChanged: (dir, active) => {
+        tree.setActive(dir, active);
+        void tree.refresh();
+      },
+      walk: (direction) => parts.table.walk(direction),
+      browse: (dir, query) => parts.table.show({ kind: 'run', id: dir }, query),
+    },
+    (message) => void vscode.window.showInformationMessage(`Episode Lab: ${message}`),
+  );
+  const table = new EpisodeTablePanel(extensionUri, trainer, log, {
+    open: (source, key) => openRow(parts, source, key),
+    dumpSummary: (file) => tree.dumps.get(file)?.summary ?? null,
+    allowedRun: (dir) => isRunFolder(Commands.runsRoot(), dir),
+  });
+  const commands = new Commands(trainer, tree, treeView, inspector, dashboard, output, table);
+  const parts: Parts = { trainer, tree, treeView, dashboard, inspector, table, commands };
+  return parts;
+}
+
+/** Open a row of the episode table: a run's episode, or an opened dump file's record, in the inspector. */
+async function openRow(parts: Parts, source: TableSource, key: string): Promise<void> {
+  const target = rowTarget(source, key);
+  if (target.kind === 'episode') {
+    await parts.commands.openRunEpisode(target.dir, target.step, target.index);
+    return;
+  }
+  const opened = parts.tree.dumps.get(target.file);
+  if (opened?.summary) await parts.inspector.showDump(opened.ref, opened.summary, target.record);
+}
+
+/** The run explorer refreshes on file changes (runs written by the CLI too) and on each step. */
+function watchRuns(tree: RunTreeProvider): vscode.Disposable[] {
+  const watcher = vscode.workspace.createFileSystemWatcher('**/.episode-lab/runs/**');
+  const refresh = () => void tree.refresh();
+  return [watcher, watcher.onDidCreate(refresh), watcher.onDidChange(refresh), watcher.onDidDelete(refresh)];
+}
+
+function registerCommands({ commands, tree }: Parts): vscode.Disposable[] {
+  const register = (id: string, f: (...args: never[]) => unknown) => vscode.commands.registerCommand(id, f);
+  return [
     register('episodeLab.trainAgent', () => commands.trainAgent()),
     register('episodeLab.runRecipe', () => commands.runRecipe()),
     register('episodeLab.sampleEpisodes', (args?: Parameters<Commands['sampleEpisodes']>[0]) =>
@@ -91,7 +128,7 @@ export function activate(context: vscode.ExtensionContext): void {
     register('episodeLab.openEpisode', (n?: Parameters<Commands['openEpisode']>[0]) =>
       commands.openEpisode(n),
     ),
-    register('episodeLab.refreshRuns', refresh),
+    register('episodeLab.refreshRuns', () => void tree.refresh()),
     register('episodeLab.browseEpisodes', (n?: Parameters<Commands['browseEpisodes']>[0]) =>
       commands.browseEpisodes(n),
     ),
@@ -101,32 +138,20 @@ export function activate(context: vscode.ExtensionContext): void {
     register('episodeLab.showDashboard', (n?: { dir?: string }) =>
       commands.showDashboard(n?.dir ? [n.dir] : undefined),
     ),
-    vscode.window.registerWebviewPanelSerializer(DASHBOARD_VIEW_TYPE, {
-      async deserializeWebviewPanel(panel, state) {
-        dashboard.revive(panel, state);
-      },
-    }),
-    vscode.window.registerWebviewPanelSerializer(TABLE_VIEW_TYPE, {
-      async deserializeWebviewPanel(panel, state) {
-        table.revive(panel, state);
-      },
-    }),
-    vscode.window.registerWebviewPanelSerializer(INSPECTOR_VIEW_TYPE, {
-      async deserializeWebviewPanel(panel, state) {
-        inspector.revive(panel, state);
-      },
-    }),
-  );
-  // The Cancel Run button shows only while a run (not a quick analysis) is in flight.
-  const quick = new Set(['maskCheck', 'creditTable', 'rerun', 'dumpSample', 'episodeTable']);
-  trainer.onRunningChanged((jobs) => {
-    void vscode.commands.executeCommand(
-      'setContext',
-      'episodeLab.running',
-      jobs.some((j) => !quick.has(j.kind)),
-    );
-  });
-  log('Episode Lab activated');
+  ];
 }
 
-export function deactivate(): void {}
+/** Panels come back after a window reload. */
+function registerSerializers({ dashboard, table, inspector }: Parts): vscode.Disposable[] {
+  const serializer = (viewType: string, revive: (panel: vscode.WebviewPanel, state: unknown) => void) =>
+    vscode.window.registerWebviewPanelSerializer(viewType, {
+      async deserializeWebviewPanel(panel, state) {
+        revive(panel, state);
+      },
+    });
+  return [
+    serializer(DASHBOARD_VIEW_TYPE, (panel, state) => dashboard.revive(panel, state)),
+    serializer(TABLE_VIEW_TYPE, (panel, state) => table.revive(panel, state)),
+    serializer(INSPECTOR_VIEW_TYPE, (panel, state) => inspector.revive(panel, state)),
+  ];
+}

@@ -2,11 +2,20 @@
  * The host's side of the trainer process: forks `dist/trainer.js` (a child process, not a worker
  * thread: native TF.js addons fail in worker threads), relays jobs to it and its messages back.
  * No `vscode` import: the extension wires it to the UI. Every message from the child is checked
- * (src/core/protocol.ts); a malformed one is dropped and logged.
+ * (src/protocol/trainer.ts); a malformed one is dropped and logged, and a done message answers only
+ * a job of its own kind.
  */
 import { type ChildProcess, fork } from 'node:child_process';
-import type { Job, JobKind, JobResults, RecipeInfo, TrainerMessage } from '../protocol/trainer.js';
-import { parseTrainerMessage } from '../protocol/trainer.js';
+import {
+  isCancellable,
+  type Job,
+  type JobKind,
+  type JobOf,
+  type JobResults,
+  parseTrainerMessage,
+  type RecipeInfo,
+  type TrainerMessage,
+} from '../protocol/trainer.js';
 
 export interface JobHandlers {
   onProgress?(step: number, total: number, message: string): void;
@@ -20,6 +29,7 @@ export class JobError extends Error {}
 interface Pending {
   job: Job;
   handlers: JobHandlers;
+  /** Called with the result of a done message of the job's own kind (dispatch checks the kind). */
   resolve(result: unknown): void;
   reject(e: Error): void;
 }
@@ -29,7 +39,6 @@ export interface RunningJob<K extends JobKind> {
   result: Promise<JobResults[K]>;
 }
 
-/** How long a cancelled job may take to reach its next step boundary before the child is killed. */
 /**
  * How long a cancelled job may take to reach its next step boundary before the child is killed: a
  * step of the default config takes about 8 s here, of the largest allowed config a few minutes. A
@@ -58,6 +67,11 @@ export class TrainerClient {
   /** Jobs still running, by id. */
   running(): { id: string; job: Job }[] {
     return [...this.pending].map(([id, p]) => ({ id, job: p.job }));
+  }
+
+  /** Jobs still running that a cancel stops: those JOBS declares cancellable (runs, file reads, evaluations). */
+  cancellable(): { id: string; job: Job }[] {
+    return this.running().filter((r) => isCancellable(r.job.kind));
   }
 
   private spawn(): Promise<string> {
@@ -135,7 +149,9 @@ export class TrainerClient {
       case 'done':
         this.pending.delete(m.id);
         this.changed();
-        p?.resolve(m.result);
+        if (p && p.job.kind !== m.kind)
+          p.reject(new JobError(`the trainer answered a ${p.job.kind} job with a ${m.kind} result`));
+        else p?.resolve(m.result);
         return;
       case 'failed':
         this.pending.delete(m.id);
@@ -152,10 +168,7 @@ export class TrainerClient {
   }
 
   /** Start a job in the child (forking it first if needed). */
-  async start<K extends JobKind>(
-    job: Extract<Job, { kind: K }>,
-    handlers: JobHandlers = {},
-  ): Promise<RunningJob<K>> {
+  async start<K extends JobKind>(job: JobOf<K>, handlers: JobHandlers = {}): Promise<RunningJob<K>> {
     if (!this.ready) this.ready = this.spawn();
     await this.ready;
     const id = `job-${this.nextId++}`;

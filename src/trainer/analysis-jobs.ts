@@ -31,15 +31,7 @@ import { criticValues } from '../core/rl/critic.js';
 import { behaviorStats } from '../core/rl/grpo.js';
 import { Rng } from '../core/rng.js';
 import { readMeta } from '../core/runs/run-files.js';
-import type {
-  CreditResult,
-  CreditTableJob,
-  EvalContextJob,
-  EvalContextResult,
-  RerunJob,
-  RerunResult,
-  Stats,
-} from '../protocol/trainer.js';
+import type { CreditResult, EvalContextResult, JobOf, RerunResult, Stats } from '../protocol/trainer.js';
 
 /** Loaded models by folder (a checkpoint rewritten in place is reloaded: the key holds its mtime). */
 const models = new Map<string, TinyAgent>();
@@ -77,7 +69,7 @@ export function runConfig(runDir: string | null): RLConfig {
 }
 
 /** Credit numbers (gamma, lambda) a run was trained with, else the chapter's (1, 0.95). */
-function creditParams(runDir: string | null, job: CreditTableJob): { gamma: number; lam: number } {
+function creditParams(runDir: string | null, job: JobOf<'creditTable'>): { gamma: number; lam: number } {
   let gamma = job.gamma;
   let lam = job.lam;
   if (runDir && (gamma === undefined || lam === undefined)) {
@@ -101,7 +93,7 @@ function outcomeOf(ep: TrajectoryJSON, given: number | null): number | null {
 }
 
 /** Per-call credit of one episode (figure 12.1). */
-export function creditTableJob(job: CreditTableJob, tok: Tokenizer): CreditResult {
+export function creditTableJob(job: JobOf<'creditTable'>, tok: Tokenizer): CreditResult {
   const ep = job.episode;
   const traj = fromTrajectoryJSON(ep);
   const cfg = runConfig(job.runDir);
@@ -202,7 +194,7 @@ const round4 = (s: Record<string, number>): Stats =>
 export const nCalls = (t: Pick<Trajectory, 'actionMask'>) => callSpans(t.actionMask).length;
 
 /** Resample the episode's task n times under a context policy. */
-export function rerunJob(job: RerunJob, tok: Tokenizer): RerunResult {
+export function rerunJob(job: JobOf<'rerun'>, tok: Tokenizer): RerunResult {
   const model = loadModel(job.model, tok, 'policy');
   const cfg = runConfig(job.runDir);
   const task = episodeTask(job.episode);
@@ -229,7 +221,7 @@ export function rerunJob(job: RerunJob, tok: Tokenizer): RerunResult {
  * (seeded as the chapter's `evaluate`), sampled with `contextRolloutBatch`.
  */
 export async function evalContextJob(
-  job: EvalContextJob,
+  job: JobOf<'evalContext'>,
   tok: Tokenizer,
   progress: (k: number, total: number, message: string) => void,
   cancelled: () => boolean,

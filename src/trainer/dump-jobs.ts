@@ -21,7 +21,7 @@ import {
   readRecordAt,
   sampleView,
 } from '../core/dumps/index.js';
-import type { DumpOpenJob, DumpSampleJob } from '../protocol/trainer.js';
+import type { JobOf } from '../protocol/trainer.js';
 
 const tokenizers = new Map<string, DumpTokenizer>();
 /** Findings of the last lint of each file, by record (to show file-level findings such as prefix-broken). */
@@ -46,7 +46,7 @@ export interface DumpHooks {
 }
 
 /** Lint and index a dump file; the summary the explorer and the inspector show. */
-export async function dumpOpen(job: DumpOpenJob, hooks: DumpHooks): Promise<DumpFileSummary> {
+export async function dumpOpen(job: JobOf<'dumpOpen'>, hooks: DumpHooks): Promise<DumpFileSummary> {
   const { tok, error } = tokenizerFor(job.file, job.tokenizer);
   if (error) throw new Error(`the tokenizer could not be loaded: ${error}`);
   const abort = new AbortController();
@@ -116,7 +116,7 @@ async function detectFileFormat(file: string, index: { offsets: number[]; bytes:
 }
 
 /** The samples of one record, with their findings (those of the whole-file lint included). */
-export async function dumpSample(job: DumpSampleJob): Promise<{ views: DumpView[] }> {
+export async function dumpSample(job: JobOf<'dumpSample'>): Promise<{ views: DumpView[] }> {
   const { tok, error } = tokenizerFor(job.file, job.tokenizer);
   if (error) throw new Error(`the tokenizer could not be loaded: ${error}`);
   const r = await readRecordAt(job.file, job.format, job.record, job.offset, job.bytes);

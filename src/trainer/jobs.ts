@@ -1,8 +1,10 @@
 /**
- * The trainer's jobs: each job kind maps to one core function. A handler reports each completed
- * step with `ctx.progress`, checks `ctx.cancelled` between steps, writes its run with the core's
- * run files (append-only, so a cancel or a kill loses no completed step) and calls
- * `ctx.runCreated(dir)` once the run folder exists.
+ * The trainer's jobs: each job kind declared in JOBS (src/protocol/trainer.ts) maps to one core
+ * function here, and the map's type makes a missing or mistyped handler a compile error. A long
+ * job's handler reports each completed step with `ctx.progress`, checks `ctx.cancelled` between
+ * steps, writes its run with the core's run files (append-only, so a cancel or a kill loses no
+ * completed step) and calls `ctx.runCreated(dir)` once the run folder exists; a quick job's
+ * handler gets none of these.
  */
 
 import * as path from 'node:path';
@@ -10,34 +12,44 @@ import * as tf from '@tensorflow/tfjs-core';
 import { makeTasks } from '../core/gym/tasks.js';
 import { buildTokenizer } from '../core/gym/tokenizer.js';
 import { runRecipe } from '../core/recipes/index.js';
-import { makeRLConfig, type RLConfig } from '../core/rl/config.js';
+import type { RLConfig } from '../core/rl/config.js';
 import { maskCheck } from '../core/rl/mask-check.js';
 import { readEpisodes, stepLabel } from '../core/runs/run-files.js';
 import { runTable } from '../core/runs/run-table.js';
 import { sampleModelRun } from '../core/runs/sample-model.js';
 import { sampleScriptedRun } from '../core/runs/sample-scripted.js';
+import { stepProgress } from '../core/runs/step-line.js';
+import { readTrainConfig } from '../core/runs/train-config.js';
 import { freshRunDir, trainRun } from '../core/runs/train-run.js';
 import type { BackendInfo } from '../core/tf/backend.js';
-import type { Job, JobKind, JobResults } from '../protocol/trainer.js';
+import type { JOBS, JobKind, JobOf, JobResults } from '../protocol/trainer.js';
 import { policyLabel } from '../protocol/webview.js';
 import { creditTableJob, evalContextJob, loadModel, rerunJob, runConfig } from './analysis-jobs.js';
 import { dumpOpen, dumpSample } from './dump-jobs.js';
 
+/** What every job's handler gets. */
 export interface JobContext {
   readonly id: string;
   readonly backend: BackendInfo;
+  log(text: string): void;
+}
+
+/** What a long (cancellable) job's handler gets besides. */
+export interface LongJobContext extends JobContext {
   /** True once the host asked to cancel: stop at the next step boundary. */
   readonly cancelled: boolean;
-  log(text: string): void;
   progress(step: number, total: number, message: string): void;
   runCreated(dir: string): void;
 }
 
-export type JobHandler<K extends JobKind> = (
-  job: Extract<Job, { kind: K }>,
-  ctx: JobContext,
-) => Promise<JobResults[K]>;
+/** The context of a job of kind K: a long one's when JOBS declares K cancellable. */
+export type ContextOf<K extends JobKind> = (typeof JOBS)[K]['cancellable'] extends true
+  ? LongJobContext
+  : JobContext;
 
+export type JobHandler<K extends JobKind> = (job: JobOf<K>, ctx: ContextOf<K>) => Promise<JobResults[K]>;
+
+/** One handler per job kind. */
 export type JobRegistry = { [K in JobKind]: JobHandler<K> };
 
 const tok = buildTokenizer(makeTasks('all'));
@@ -103,11 +115,7 @@ export const jobs: JobRegistry = {
         }
         steps++;
         episodes += r.episodes;
-        ctx.progress(
-          r.step + 1,
-          total,
-          `${arm}: ${stepLabel(r.step, total)}: pass ${r.pass_rate.toFixed(2)}, reads ${r.reads.toFixed(2)}, tests ${r.tests.toFixed(2)}, turns ${r.turns.toFixed(2)}, reward ${r.reward.toFixed(3)}`,
-        );
+        ctx.progress(r.step + 1, total, `${arm}: ${stepProgress(r.step, total, r)}`);
       },
     });
     if (!created) ctx.runCreated(res.dir);
@@ -139,11 +147,7 @@ export const jobs: JobRegistry = {
     );
   },
   async train(job, ctx) {
-    const { steps = 40, from = 'base', ...fields } = job.config as { steps?: number; from?: string };
-    if (!Number.isInteger(steps) || steps < 1)
-      throw new Error(`config.steps must be a positive integer, got ${steps}`);
-    if (typeof from !== 'string') throw new Error('config.from must be "base" or a checkpoint path');
-    const cfg = makeRLConfig(fields, 'config');
+    const { steps, from, cfg } = readTrainConfig(job.config, 'config');
     const runDir = path.join(job.runsDir, job.name ?? path.basename(freshRunDir(job.runsDir, 'train')));
     ctx.log(`training ${runDir} for ${steps} steps from ${from} on ${ctx.backend.detail}`);
     return runTraining(ctx, runDir, cfg, steps, from);
@@ -188,7 +192,7 @@ export const jobs: JobRegistry = {
 
 /** A training run for a job: announces the run folder at its first step, reports every step. */
 async function runTraining(
-  ctx: JobContext,
+  ctx: LongJobContext,
   runDir: string,
   cfg: RLConfig,
   steps: number,
@@ -210,7 +214,7 @@ async function runTraining(
       ctx.progress(
         r.step + 1,
         total,
-        `${stepLabel(r.step, total)}: pass ${r.pass_rate.toFixed(2)}, reads ${r.reads.toFixed(2)}, tests ${r.tests.toFixed(2)}, turns ${r.turns.toFixed(2)}, reward ${r.reward.toFixed(3)} (${(r.sample_s + r.update_s).toFixed(1)}s)`,
+        `${stepProgress(r.step, total, r)} (${(r.sample_s + r.update_s).toFixed(1)}s)`,
       );
     },
   });

@@ -1,8 +1,8 @@
 /**
  * The trainer child process (`dist/trainer.js`), started by the extension host with
  * `child_process.fork`. It owns all model work (TF.js), so the host's event loop never blocks on
- * it; the host only relays. Messages are checked with src/core/protocol.ts; jobs run by kind from
- * jobs.ts. Started with `--smoke`, it initialises TF.js, prints the backend and exits.
+ * it; the host only relays. Messages are checked with src/protocol/trainer.ts; jobs run by kind
+ * from jobs.ts. Started with `--smoke`, it initialises TF.js, prints the backend and exits.
  */
 
 import { RECIPES } from '../core/recipes/index.js';
@@ -12,10 +12,12 @@ import {
   JOB_KINDS,
   type Job,
   type JobKind,
+  type JobOf,
+  type JobResults,
   parseHostMessage,
   type TrainerMessage,
 } from '../protocol/trainer.js';
-import { type JobContext, type JobHandler, jobs } from './jobs.js';
+import { jobs, type LongJobContext } from './jobs.js';
 
 const cancelled = new Set<string>();
 
@@ -24,9 +26,13 @@ function send(m: TrainerMessage): void {
   else process.stdout.write(`${JSON.stringify(m)}\n`);
 }
 
+/** The handler of a job's kind, on that job. */
+function handle<K extends JobKind>(kind: K, job: JobOf<K>, ctx: LongJobContext): Promise<JobResults[K]> {
+  return jobs[kind](job, ctx);
+}
+
 async function run(id: string, job: Job, backend: BackendInfo): Promise<void> {
-  const handler = jobs[job.kind] as JobHandler<JobKind>;
-  const ctx: JobContext = {
+  const ctx: LongJobContext = {
     id,
     backend,
     get cancelled() {
@@ -37,7 +43,7 @@ async function run(id: string, job: Job, backend: BackendInfo): Promise<void> {
     runCreated: (dir) => send({ type: 'runCreated', id, dir }),
   };
   try {
-    const result = await handler(job as never, ctx);
+    const result = await handle(job.kind, job, ctx);
     if (cancelled.has(id)) send({ type: 'cancelled', id });
     send({ type: 'done', id, kind: job.kind, result });
   } catch (e) {

@@ -55,7 +55,7 @@ describe('trainer process', () => {
 
   test('a malformed start fails that job with the reason, and the child goes on serving', async () => {
     // The host sends what it is given: a job of 0 episodes reaches the child, whose schema refuses it.
-    const bad = await client.start(job({ name: 'bad', episodes: 0 }) as never);
+    const bad = await client.start(job({ name: 'bad', episodes: 0 }));
     await assert.rejects(
       bad.result,
       (e: unknown) => e instanceof JobError && /episodes: expected an integer from 1/.test(e.message),

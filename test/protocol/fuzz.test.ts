@@ -18,7 +18,7 @@ import {
   toTrajectoryJSON,
   validateReward,
 } from '../../src/core/index.js';
-import { checkJob, parseHostMessage, parseTrainerMessage } from '../../src/protocol/trainer.js';
+import { parseHostMessage, parseTrainerMessage } from '../../src/protocol/trainer.js';
 import {
   parseDashboardState,
   parseFromDashboard,
@@ -132,12 +132,12 @@ const PARSERS: Record<string, (x: unknown) => unknown> = {
   fromDashboard: parseFromDashboard,
   dashboardState: (x) => orNull(parseDashboardState(x)),
   trajectory: (x) => parseTrajectoryJSON(x),
+  job: (x) => parseHostMessage({ type: 'start', id: 'j', job: x }),
 };
 const THROWERS: Record<string, (x: unknown) => unknown> = {
   config: (x) => makeRLConfig(x),
   policy: (x) => parseContextPolicy(x),
   reward: (x) => validateReward(x),
-  job: checkJob,
 };
 
 function deep(n: number): unknown {

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { makeEnv, makeTasks, oracle, Rng, runScripted, toTrajectoryJSON } from '../../src/core/index.js';
-import { checkJob, parseHostMessage, parseTrainerMessage } from '../../src/protocol/trainer.js';
+import { parseHostMessage, parseTrainerMessage } from '../../src/protocol/trainer.js';
 import {
   parseDashboardState,
   parseFromDashboard,
@@ -10,19 +9,20 @@ import {
   parseToDashboard,
   parseToWebview,
 } from '../../src/protocol/webview.js';
-import { tok } from '../fixtures.js';
+import { episode, JOB_SAMPLES } from './job-samples.js';
 
-const episode = toTrajectoryJSON(runScripted(oracle, makeEnv(), makeTasks('train')[0], tok, new Rng(1)), tok);
-const sample = {
-  kind: 'sampleScripted',
-  runsDir: '/tmp/x',
-  policy: 'oracle',
-  split: 'train',
-  episodes: 8,
-  batch: 4,
-  seed: 1,
-  maxTurns: 6,
+/** A job as the trainer checks it: in a start message. */
+const startJob = (job: unknown) => parseHostMessage({ type: 'start', id: 'j', job });
+const accepts = (job: unknown) => {
+  const r = startJob(job);
+  assert.ok(r.ok, r.ok ? '' : r.error);
 };
+const rejects = (job: unknown, re: RegExp) => {
+  const r = startJob(job);
+  assert.equal(r.ok, false);
+  if (!r.ok) assert.match(r.error, re);
+};
+const sample = JOB_SAMPLES.sampleScripted;
 
 describe('trainer protocol', () => {
   test('well-formed host messages pass', () => {
@@ -52,7 +52,7 @@ describe('trainer protocol', () => {
       /start\.job\.episode\.\w+: is required/,
     );
     bad({ type: 'start', id: 'a', job: { kind: 'fly' } }, /job\.kind/);
-    assert.throws(() => checkJob({ ...sample, name: '../escape' }), /job\.name/);
+    rejects({ ...sample, name: '../escape' }, /job\.name/);
   });
 
   test('trainer messages are checked', () => {
@@ -117,12 +117,12 @@ describe('inspector protocol', () => {
   });
 });
 
-describe('analysis messages (issue 8)', () => {
+describe('analysis messages', () => {
   test('new jobs are checked field by field', () => {
     const credit = { kind: 'creditTable', episode, runDir: '/r', model: 'base', critic: null, outcome: 0.5 };
-    assert.ok(checkJob(credit));
-    assert.throws(() => checkJob({ ...credit, critic: 3 }), /job\.critic/);
-    assert.throws(() => checkJob({ ...credit, gamma: 2 }), /job\.gamma/);
+    accepts(credit);
+    rejects({ ...credit, critic: 3 }, /job\.critic/);
+    rejects({ ...credit, gamma: 2 }, /job\.gamma/);
     const rerun = {
       kind: 'rerun',
       episode,
@@ -132,13 +132,10 @@ describe('analysis messages (issue 8)', () => {
       n: 4,
       seed: 1,
     };
-    assert.ok(checkJob(rerun));
-    assert.throws(() => checkJob({ ...rerun, policy: { kind: 'keepObs' } }), /job\.policy\.k: is required/);
-    assert.throws(
-      () => checkJob({ ...rerun, policy: { kind: 'keepObs', k: 1, extra: 1 } }),
-      /job\.policy\.extra/,
-    );
-    assert.throws(() => checkJob({ ...rerun, n: 0 }), /job\.n/);
+    accepts(rerun);
+    rejects({ ...rerun, policy: { kind: 'keepObs' } }, /job\.policy\.k: is required/);
+    rejects({ ...rerun, policy: { kind: 'keepObs', k: 1, extra: 1 } }, /job\.policy\.extra/);
+    rejects({ ...rerun, n: 0 }, /job\.n/);
     const ev = {
       kind: 'evalContext',
       runDir: null,
@@ -147,15 +144,13 @@ describe('analysis messages (issue 8)', () => {
       perTask: 8,
       seed: 7,
     };
-    assert.ok(checkJob(ev));
-    assert.throws(() => checkJob({ ...ev, policies: [] }), /job\.policies/);
-    assert.throws(() => checkJob({ ...ev, policies: [{ kind: 'magic' }] }), /job\.policies\[0\]\.kind/);
-    assert.ok(
-      checkJob({ kind: 'retrain', runsDir: '/r', runDir: null, policy: { kind: 'full' }, steps: 40 }),
-    );
-    assert.ok(checkJob({ kind: 'recipe', runsDir: '/r', recipe: '12.3', smoke: true, steps: 2 }));
-    assert.throws(() => checkJob({ kind: 'recipe', runsDir: '/r', recipe: '12.3', steps: 0 }), /job\.steps/);
-    assert.ok(checkJob({ kind: 'maskCheck', episode, bug: 'tool', seed: 0, model: 'base' }));
+    accepts(ev);
+    rejects({ ...ev, policies: [] }, /job\.policies/);
+    rejects({ ...ev, policies: [{ kind: 'magic' }] }, /job\.policies\[0\]\.kind/);
+    accepts({ kind: 'retrain', runsDir: '/r', runDir: null, policy: { kind: 'full' }, steps: 40 });
+    accepts({ kind: 'recipe', runsDir: '/r', recipe: '12.3', smoke: true, steps: 2 });
+    rejects({ kind: 'recipe', runsDir: '/r', recipe: '12.3', steps: 0 }, /job\.steps/);
+    accepts({ kind: 'maskCheck', episode, bug: 'tool', seed: 0, model: 'base' });
   });
 
   test('inspector: analysis requests and answers both ways', () => {

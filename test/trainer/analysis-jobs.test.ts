@@ -23,9 +23,16 @@ import {
 import { baseCheckpointDir } from '../../src/core/paths.js';
 import { createRun } from '../../src/core/runs/run-files.js';
 import { initBackend } from '../../src/core/tf/backend.js';
-import { checkCreditResult, checkEvalContextResult, checkRerunResult } from '../../src/protocol/trainer.js';
+import { type JobKind, type JobResults, parseTrainerMessage } from '../../src/protocol/trainer.js';
 import { creditTableJob, episodeTask, evalContextJob, rerunJob } from '../../src/trainer/analysis-jobs.js';
 import { tok } from '../fixtures.js';
+
+/** A job's result, after checking that the trainer may send it (a done message of its kind). */
+function onTheWire<K extends JobKind>(kind: K, result: JobResults[K]): JobResults[K] {
+  const m = parseTrainerMessage({ type: 'done', id: 'j', kind, result });
+  assert.ok(m.ok, m.ok ? '' : m.error);
+  return result;
+}
 
 let dir: string;
 let episode: TrajectoryJSON;
@@ -63,7 +70,8 @@ describe('analysis jobs', () => {
   });
 
   test('without a critic: the outcome advantage alone, with a note', () => {
-    const r = checkCreditResult(
+    const r = onTheWire(
+      'creditTable',
       creditTableJob(
         { kind: 'creditTable', episode, runDir: dir, model: 'base', critic: null, outcome: null },
         tok,
@@ -80,7 +88,8 @@ describe('analysis jobs', () => {
   });
 
   test('with a critic: values, TD errors, token and turn GAE per call', () => {
-    const r = checkCreditResult(
+    const r = onTheWire(
+      'creditTable',
       creditTableJob(
         {
           kind: 'creditTable',
@@ -112,7 +121,8 @@ describe('analysis jobs', () => {
   });
 
   test('rerun under keep_obs = 1: episodes of the same task', () => {
-    const r = checkRerunResult(
+    const r = onTheWire(
+      'rerun',
       rerunJob(
         {
           kind: 'rerun',
@@ -133,7 +143,8 @@ describe('analysis jobs', () => {
 
   test('evaluate held-out under two contexts', async () => {
     const lines: string[] = [];
-    const r = checkEvalContextResult(
+    const r = onTheWire(
+      'evalContext',
       await evalContextJob(
         {
           kind: 'evalContext',

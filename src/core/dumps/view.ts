@@ -10,39 +10,10 @@ import type { LineIndex } from './lines.js';
 import type { FileLint } from './lint-file.js';
 import type { Owners } from './owners.js';
 import { type Finding, RULE_IDS, RULES, type RuleId } from './rules.js';
-import type { DumpFormat, DumpSample } from './sample.js';
+import type { DumpSample } from './sample.js';
+import type { DumpFileSummary, DumpView } from './view-schema.js';
 
-/** Per rule: how many findings, in how many records, and what the rule means. */
-export interface RuleCount {
-  rule: RuleId;
-  findings: number;
-  samples: number;
-  summary: string;
-  from: string;
-  /** The records (0-based lines) with findings of this rule, ascending (the first 100 000). */
-  records: number[];
-}
-
-export interface DumpFileSummary {
-  file: string;
-  format: DumpFormat;
-  records: number;
-  /** Byte offset and length of each record's line [R], to read one back. */
-  offsets: number[];
-  lengths: number[];
-  /** Findings per record [R]. */
-  findingsPerRecord: number[];
-  /** Rules that fired, in RULE_IDS order, with counts. */
-  rules: RuleCount[];
-  /** Lines that are not records of the format, described (the first 20). */
-  rejections: string[];
-  tokenizer: string | null;
-  /** How owners were found: from the file, the template's markers, or the mask alone. */
-  ownerSources: string[];
-  /** What the viewer should say about the file (no tokenizer, an unknown template, ...). */
-  notes: string[];
-  cancelled: boolean;
-}
+export type { DumpFileSummary, DumpView } from './view-schema.js';
 
 /** Summarise a linted file with its line index. */
 export function fileSummary(
@@ -94,31 +65,6 @@ export function fileSummary(
     notes,
     cancelled: lint.cancelled,
   };
-}
-
-/** One sample as the strip shows it: per token [T]. */
-export interface DumpView {
-  record: number;
-  /** Where in the record (e.g. `trace 0 branch 1`), or null. */
-  part: string | null;
-  /** Position of token 0 in the record's whole sequence (findings' positions are in that frame). */
-  offset: number;
-  /** Token texts with whitespace made visible, or `#id` without a tokenizer. */
-  tokens: string[];
-  ids: number[];
-  owner: number[];
-  /** Turn index of each token (0 before the first turn found). */
-  turn: number[];
-  lossMask: number[];
-  samplerLogprobs: (number | null)[] | null;
-  trainerLogprobs: (number | null)[] | null;
-  advantages: number[] | null;
-  reward: number | null;
-  step: number | null;
-  group: number | null;
-  findings: Finding[];
-  ownerSource: string;
-  roles: string[];
 }
 
 /** The view of one sample: token texts, owners and turns from `owners`, the arrays aligned to [T]. */

@@ -16,6 +16,7 @@
 import { OWNER, type Trajectory } from '../gym/episode.js';
 import { type RewardSpec, verdictOf } from '../gym/rewards.js';
 import type { Tokenizer } from '../gym/tokenizer.js';
+import type { CallRow } from './call-row.js';
 
 /** [B, T] rows of numbers (T may differ between functions but is the same within a call). */
 export type Matrix = number[][];
@@ -436,32 +437,7 @@ export function explainedVariance(
 // Figure 12.1: the per-call table of one episode
 // ---------------------------------------------------------------------------------------------
 
-/** One call of an episode, as the inspector shows it (figure 12.1). */
-export interface CallRow {
-  /** Call index. */
-  k: number;
-  /** The call's text, for example `<call> read </call>`. */
-  text: string;
-  /** Predicted positions [start, end] (inclusive) of the call's tokens. */
-  start: number;
-  end: number;
-  /** r_k: the sum of the call's token rewards. */
-  reward: number;
-  /** V(s_k): the value at the call's first policy position. */
-  valueStart: number;
-  /** V(s_{k+1}): the value at the next call's first policy position (0 after the last call). */
-  valueNext: number;
-  /** r_k + gamma V(s_{k+1}) - V(s_k). */
-  tdError: number;
-  /** The episode's outcome (GRPO) advantage. */
-  advOutcome: number;
-  /** Mean of the token-level GAE advantages over the call's tokens. */
-  advToken: number;
-  /** Spread (max - min) of the token-level GAE advantages within the call. */
-  advTokenSpread: number;
-  /** The turn-level GAE advantage of the call (the value on its first token). */
-  advTurn: number;
-}
+export type { CallRow } from './call-row.js';
 
 /**
  * The per-call table of one episode (figure 12.1), from its turn-level GAE (`turnGae`'s row: r_k,

@@ -1,0 +1,101 @@
+/**
+ * The shapes a viewer is given of a dump file (view.ts computes them): the summary of the whole
+ * file and the view of one sample. Each is a schema, which checks it where it crosses a process
+ * boundary, and a type, which is the schema's output. This module imports no Node module, so the
+ * webview may check with it too.
+ */
+import * as v from 'valibot';
+import { MAX_TRAJECTORY_TOKENS } from '../gym/trajectory-json.js';
+import {
+  anyText,
+  bool,
+  finite,
+  int,
+  list,
+  MAX_PATH,
+  numbers,
+  oneOf,
+  strict,
+  strings,
+  text,
+} from '../schema.js';
+import { DUMP_FORMATS } from './sample.js';
+
+/** The summary of a linted (or only indexed) file: its byte index and its findings per rule and per record. */
+export const DumpFileSummarySchema = strict({
+  file: text(MAX_PATH),
+  format: oneOf(DUMP_FORMATS),
+  records: int(0, 1e9),
+  /** Byte offset and length of each record's line [R], to read one back. */
+  offsets: numbers(10_000_000),
+  lengths: numbers(10_000_000),
+  /** Findings per record [R]. */
+  findingsPerRecord: numbers(10_000_000),
+  /** Rules that fired, in RULE_IDS order: how many findings, in how many records, and what the rule means. */
+  rules: list(
+    strict({
+      rule: text(40),
+      findings: int(0, 1e12),
+      samples: int(0, 1e12),
+      summary: anyText(1000),
+      from: anyText(1000),
+      /** The records (0-based lines) with findings of this rule, ascending (the first 100 000). */
+      records: numbers(100_000),
+    }),
+    0,
+    64,
+  ),
+  /** Lines that are not records of the format, described (the first 20). */
+  rejections: list(anyText(10_000), 0, 100),
+  tokenizer: v.nullable(anyText(MAX_PATH)),
+  /** How owners were found: from the file, the template's markers, or the mask alone. */
+  ownerSources: list(text(20), 0, 8),
+  /** What the viewer should say about the file (no tokenizer, an unknown template, ...). */
+  notes: list(anyText(10_000), 0, 20),
+  cancelled: bool(),
+});
+export type DumpFileSummary = v.InferOutput<typeof DumpFileSummarySchema>;
+
+const NullableNumbers = v.custom<(number | null)[]>(
+  (x) =>
+    Array.isArray(x) &&
+    x.length <= MAX_TRAJECTORY_TOKENS &&
+    x.every((n) => n === null || (typeof n === 'number' && Number.isFinite(n))),
+  'expected numbers or null',
+);
+
+/** One sample as the strip shows it: per token [T]. */
+export const DumpViewSchema = strict({
+  record: int(0, 1e9),
+  /** Where in the record (e.g. `trace 0 branch 1`), or null. */
+  part: v.nullable(anyText(200)),
+  /** Position of token 0 in the record's whole sequence (findings' positions are in that frame). */
+  offset: int(0, 1e12),
+  /** Token texts with whitespace made visible, or `#id` without a tokenizer. */
+  tokens: strings(MAX_TRAJECTORY_TOKENS),
+  ids: numbers(MAX_TRAJECTORY_TOKENS),
+  owner: numbers(MAX_TRAJECTORY_TOKENS),
+  /** Turn index of each token (0 before the first turn found). */
+  turn: numbers(MAX_TRAJECTORY_TOKENS),
+  lossMask: numbers(MAX_TRAJECTORY_TOKENS),
+  samplerLogprobs: v.nullable(NullableNumbers),
+  trainerLogprobs: v.nullable(NullableNumbers),
+  advantages: v.nullable(numbers(MAX_TRAJECTORY_TOKENS)),
+  reward: v.nullable(finite()),
+  step: v.nullable(finite()),
+  group: v.nullable(finite()),
+  /** The findings on this sample (rules.ts's Finding). */
+  findings: list(
+    strict({
+      sample: int(0, 1e9),
+      rule: text(40),
+      positions: numbers(MAX_TRAJECTORY_TOKENS),
+      message: anyText(10_000),
+    }),
+    0,
+    100_000,
+  ),
+  ownerSource: text(20),
+  roles: list(anyText(100), 0, 100_000),
+});
+export type DumpView = v.InferOutput<typeof DumpViewSchema>;

@@ -44,7 +44,7 @@ describe('following a live run folder', () => {
       },
     });
     await pause(100); // the follower waits on the empty folder
-    assert.deepEqual(seen, []);
+    assert.equal(seen.length, 0);
     const finished = new Map<number, number>();
     for (const step of [1, 2, 3]) {
       const file = path.join(dir, `train_data_step${step}.jsonl`);

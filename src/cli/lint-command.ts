@@ -11,6 +11,7 @@ import {
   type RuleId,
 } from '../core/dumps/index.js';
 import { type Command, type OptionValues, suggest, UsageError } from './args.js';
+import { expandRunFolders, lintRunSteps, RUN_LINT_OPTIONS } from './run-commands.js';
 
 export const LINT_FORMATS = ['auto', 'nemo-rl', 'prime-rl', 'episode-lab', 'jsonl'] as const;
 
@@ -58,7 +59,7 @@ export const lintCommand: Command = {
   summary:
     "Find loss-mask bugs in dump files (NeMo-RL, prime-rl, Episode Lab, token-level JSONL) with the model's tokenizer.",
   usage:
-    'FILE... [--tokenizer DIR] [--format auto|nemo-rl|prime-rl|episode-lab|jsonl] [--rules a,b] [--json]',
+    'FILE|RUN_DIR... [--tokenizer DIR] [--format auto|nemo-rl|prime-rl|episode-lab|jsonl] [--rules a,b] [--json | --json-lines [--follow]]',
   positionals: ['FILE...'],
   options: {
     tokenizer: {
@@ -70,6 +71,7 @@ export const lintCommand: Command = {
     rules: { type: 'string', metavar: 'a,b', help: `rules to run (default all: ${RULE_IDS.join(', ')})` },
     logprobGap: { type: 'number', default: 2, min: 0, metavar: 'NATS', help: 'logprob-gap threshold' },
     json: { type: 'boolean', default: false, help: 'print {"files": [{path, format, samples, findings}]}' },
+    ...RUN_LINT_OPTIONS,
   },
   run: (o, files) => runLint(o, files),
 };
@@ -94,10 +96,14 @@ export async function runLint(
     if (!t.ok) throw new UsageError(`--tokenizer: ${t.error}`);
     given = t.value;
   }
+  const format = o.format as (typeof LINT_FORMATS)[number];
+  const logprobGap = o.logprobGap as number;
+  if (o.follow || o.jsonLines) return lintRunSteps(files, { rules, tok: given, logprobGap, format }, o, io);
+  const run = await expandRunFolders(files, o, (e) => io.err(`episode-lab lint: ${e}\n`));
   const reports: FileReport[] = [];
   const out: string[] = [];
-  let unreadable = false;
-  for (const file of files) {
+  let unreadable = run.failed;
+  for (const file of run.files) {
     let tok = given;
     let tokNote = given ? `tokenizer ${given.source} (${given.family})` : '';
     if (!tok) {

@@ -21,6 +21,7 @@ import { type FileMismatch, mismatchFile, mismatchSteps } from '../core/dumps/mi
 import { parse } from '../core/schema.js';
 import { type Command, type OptionValues, UsageError } from './args.js';
 import { LINT_FORMATS } from './lint-command.js';
+import { runStepSources } from './run-commands.js';
 
 const PROG = 'episode-lab mismatch';
 const pair = (x: readonly number[]) => x.join(',');
@@ -115,15 +116,8 @@ export function thresholdsOf(o: OptionValues): MismatchThresholds {
   return r.value;
 }
 
-/** A run folder's step files, `train_data_step{N}.jsonl`, sorted by step. */
-export function stepFiles(dir: string): { step: number; path: string }[] {
-  return fs
-    .readdirSync(dir)
-    .map((name) => ({ name, m: /^train_data_step(\d+)\.jsonl$/.exec(name) }))
-    .filter((x) => x.m)
-    .map((x) => ({ step: Number(x.m?.[1]), path: path.join(dir, x.name) }))
-    .sort((a, b) => a.step - b.step);
-}
+/** A run folder's completed steps, sorted by step: `{step, path, files}` (docs/runs.md). */
+export const stepFiles = runStepSources;
 
 /** Where the command writes: stdout and stderr by default, arrays in tests. */
 export interface MismatchIO {
@@ -173,7 +167,7 @@ export async function runMismatch(
     const isDir = fs.statSync(p, { throwIfNoEntry: false })?.isDirectory() ?? false;
     const { tok, note } = tokenizerFor(p, isDir, given);
     const opts = { tok, thresholds, format: o.format as (typeof LINT_FORMATS)[number] };
-    const r = isDir ? await mismatchSteps(p, stepFiles(p), opts) : await mismatchFile(p, opts);
+    const r = isDir ? await mismatchSteps(p, await stepFiles(p), opts) : await mismatchFile(p, opts);
     if (!r.ok) {
       say(p, r.error.startsWith(p) ? r.error.slice(p.length + 2) : r.error);
       json.push({ path: p, format: null, error: r.error });
@@ -225,6 +219,7 @@ function verdict(f: FileMismatch, conditions: readonly Condition[], say: (s: str
 
 const worstJson = (s: SampleMismatch) => ({
   ...(s.step !== undefined ? { step: s.step } : {}),
+  ...(s.path !== undefined ? { path: s.path } : {}),
   sample: s.sample,
   tokens: s.tokens,
   abs_max: s.abs_max,

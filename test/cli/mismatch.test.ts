@@ -273,9 +273,9 @@ describe('episode-lab mismatch text and registration', () => {
     assert.match(r.out, /^ +step +samples +tokens +k1 +k3/m);
   });
 
-  it("lists a folder's step files by step number", () => {
+  it("lists a folder's step files by step number", async () => {
     assert.deepEqual(
-      stepFiles(runDir).map((s) => [s.step, path.basename(s.path)]),
+      (await stepFiles(runDir)).map((s) => [s.step, path.basename(s.path)]),
       [
         [1, 'train_data_step1.jsonl'],
         [3, 'train_data_step3.jsonl'],

@@ -2,8 +2,8 @@
  * Lint a whole dump file, streaming: one line in memory at a time, with progress and cancel.
  */
 import { detectFormat, parseRecord } from './formats.js';
-import { readLineAt, readLines, type ScanHooks } from './lines.js';
-import type { OwnerSource } from './owners.js';
+import { type Line, readLineAt, readLines, type ScanHooks } from './lines.js';
+import type { OwnerSource, Owners } from './owners.js';
 import { type Finding, type LintOptions, lintSample } from './rules.js';
 import { type DumpFormat, type DumpSample, describeRejection, type Rejection } from './sample.js';
 
@@ -22,8 +22,8 @@ export interface FileLint {
 
 export interface LintFileOptions extends LintOptions, ScanHooks {
   format?: DumpFormat | 'auto';
-  /** Called for every sample after it is linted (the viewer's hook). */
-  onSample?: (sample: DumpSample, findings: Finding[]) => void;
+  /** Called for every sample after it is linted (the viewer's hook), with its line and its owners. */
+  onSample?: (sample: DumpSample, findings: Finding[], at: { line: Line; owners: Owners }) => void;
   /** Stop keeping findings after this many (they are still counted in `samples`); default 100000. */
   maxFindings?: number;
 }
@@ -81,7 +81,7 @@ export async function lintFile(
         const { findings, owners } = lintSample(sample, opts);
         sources.add(owners.source);
         for (const f of findings) if (out.findings.length < maxFindings) out.findings.push(f);
-        opts.onSample?.(sample, findings);
+        opts.onSample?.(sample, findings, { line, owners });
       }
     }
   } catch (e) {

@@ -177,13 +177,59 @@ export async function mismatchFile(
   });
 }
 
+/** A step of a run: its number, and its file (`path`) or, for a step of several files, its folder and `files`. */
+export interface StepSource {
+  step: number;
+  path: string;
+  files?: readonly string[];
+}
+
 /**
- * The mismatch figures of a run: each step file's, by step, and all of them together under `path`.
- * A step file that cannot be read is named in `errors`; an error only when none can be read.
+ * One step's accumulator over its readable files (each sample's figures name their file when the
+ * step has several); the files that cannot be read are named in `errors`.
+ */
+async function accumulateStep(
+  f: StepSource,
+  opts: MismatchFileOptions,
+  errors: string[],
+): Promise<{
+  acc: MismatchAccumulator;
+  scan: Scan;
+  sources: Set<OwnerSource>;
+  read: { path: string; format: DumpFormat }[];
+} | null> {
+  const paths = f.files ?? [f.path];
+  let step: { acc: MismatchAccumulator; scan: Scan; sources: Set<OwnerSource> } | null = null;
+  const read: { path: string; format: DumpFormat }[] = [];
+  for (const file of paths) {
+    const a = await accumulate(file, opts, f.step);
+    if (!a.ok) {
+      errors.push(a.error);
+      continue;
+    }
+    if (paths.length > 1) for (const x of a.value.acc.samples) x.path = file;
+    read.push({ path: file, format: a.value.scan.format });
+    if (!step) step = a.value;
+    else {
+      step.acc.absorb(a.value.acc);
+      for (const x of a.value.sources) step.sources.add(x);
+      step.scan.samples += a.value.scan.samples;
+      step.scan.rejections.push(...a.value.scan.rejections);
+      step.scan.cancelled ||= a.value.scan.cancelled;
+    }
+    if (a.value.scan.cancelled) break;
+  }
+  return step && { ...step, read };
+}
+
+/**
+ * The mismatch figures of a run: each step's (its file's, or its files' together), by step, and all
+ * of them together under `path`. A step file that cannot be read is named in `errors`; an error
+ * only when no step can be read.
  */
 export async function mismatchSteps(
   path: string,
-  files: readonly { step: number; path: string }[],
+  files: readonly StepSource[],
   opts: MismatchFileOptions = {},
 ): Promise<Result<FileMismatch>> {
   const run = new MismatchAccumulator(opts.thresholds ?? DEFAULT_THRESHOLDS, opts);
@@ -194,32 +240,25 @@ export async function mismatchSteps(
   let cancelled = false;
   for (const f of [...files].sort((x, y) => x.step - y.step)) {
     if (cancelled) break;
-    const a = await accumulate(f.path, opts, f.step);
-    if (!a.ok) {
-      errors.push(a.error);
-      continue;
-    }
-    const { acc, scan } = a.value;
+    const a = await accumulateStep(f, opts, errors);
+    if (!a) continue;
+    const { acc, scan } = a;
     cancelled = scan.cancelled;
-    const p = await resolve(
-      cancelled ? null : acc.selectPercentiles(),
-      [{ path: f.path, format: scan.format }],
-      opts,
-    );
+    const p = await resolve(cancelled ? null : acc.selectPercentiles(), a.read, opts);
     if (!p.ok) {
       errors.push(p.error);
       continue;
     }
-    for (const s of a.value.sources) sources.add(s);
+    for (const s of a.sources) sources.add(s);
     steps.push({
       ...acc.finish(p.value.values),
       ...scan,
       path: f.path,
-      ownerSources: [...a.value.sources],
+      ownerSources: [...a.sources],
       step: f.step,
       readings: 1 + p.value.passes,
     });
-    read.push({ path: f.path, format: scan.format });
+    read.push(...a.read);
     run.absorb(acc);
   }
   if (steps.length === 0)

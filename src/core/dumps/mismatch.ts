@@ -262,6 +262,8 @@ export interface SampleMismatch extends GroupFigures {
   /** 0-based record (JSONL line) index in its file. */
   sample: number;
   step?: number;
+  /** Its file, when its step spans several. */
+  path?: string;
   excluded: number;
   /** Smallest and largest d (for the veto at any band); null without tokens. */
   min_d: number | null;

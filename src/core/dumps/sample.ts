@@ -48,6 +48,10 @@ export interface DumpSample {
   reward?: number;
   step?: number;
   group?: number;
+  /** Whether the response was cut at the length limit, where the file records it. */
+  truncated?: boolean;
+  /** The policy weight versions that sampled the sample's tokens, where the file records them (one per turn, or one). */
+  weightVersions?: number[];
   messages?: ChatMessage[];
   tools?: unknown[];
   /** Conversation key (token-level JSONL): successive lines of one episode are its successive turns. */

@@ -1,0 +1,237 @@
+/**
+ * Run folders in the CLI: `lint RUN_DIR` and `mismatch RUN_DIR` over a run's completed steps, and
+ * `lint RUN_DIR --json-lines [--follow]`: one JSON object per completed step, as it lands.
+ *
+ * The step lines (`--json-lines`), on stdout and nothing else there:
+ * `{"step", "path", "samples", "findings": [{"path", "sample", "rule", "positions", "message"}],
+ *   "summary": {…run-summary.ts StepSummary}, "errors": [...], "advisories": [...]}`
+ * where `path` is the step's folder or file, each finding's `path` its data file and `sample` the
+ * 0-based record in that file, and `advisories` the run's health advisories over the steps so far.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { followRun } from '../core/dumps/follow.js';
+import {
+  type DumpTokenizer,
+  findTokenizerBeside,
+  loadTokenizerDir,
+  type RuleId,
+} from '../core/dumps/index.js';
+import { defaultCacheDir, IndexCache } from '../core/dumps/index-cache.js';
+import type { StepSource } from '../core/dumps/mismatch-file.js';
+import { listRun, RUN_LAYOUTS, RUN_WATCH_DEFAULTS, type RunStep } from '../core/dumps/run-folder.js';
+import { type Advisory, advise, type StepSummary } from '../core/dumps/run-summary.js';
+import { type StepReport, type StepScanOptions, scanStep } from '../core/dumps/step-scan.js';
+import { fail, ok, type Result } from '../core/schema.js';
+import { type OptionSpec, type OptionValues, UsageError } from './args.js';
+
+/** The options `lint` gains for run folders. */
+export const RUN_LINT_OPTIONS: Record<string, OptionSpec> = {
+  jsonLines: {
+    type: 'boolean',
+    default: false,
+    help: 'for one run folder: print one JSON object per completed step ({step, path, samples, findings, summary, errors, advisories})',
+  },
+  follow: {
+    type: 'boolean',
+    default: false,
+    help: 'for one run folder: keep reading steps as they complete, until interrupted (Ctrl-C ends it, exit 0)',
+  },
+  quietMs: {
+    type: 'int',
+    default: RUN_WATCH_DEFAULTS.quietMs,
+    min: 0,
+    metavar: 'MS',
+    help: 'a step without a completion marker is complete once its files stay unchanged this long',
+  },
+};
+
+export interface RunIO {
+  out: (s: string) => void;
+  err: (s: string) => void;
+}
+
+const isFolder = (p: string) => fs.statSync(p, { throwIfNoEntry: false })?.isDirectory() ?? false;
+
+const NO_STEPS = `no step files found (layouts: ${RUN_LAYOUTS.join(', ')}; see docs/runs.md)`;
+
+/** A run folder's completed steps now (waiting once for files that are settling): `Result<RunStep[]>`. */
+async function completed(dir: string, quietMs: number): Promise<Result<RunStep[]>> {
+  const r = await listRun(dir, { quietMs });
+  if (!r.ok) return r;
+  const { layout, steps } = r.value;
+  if (!layout) return fail(`${dir}: ${NO_STEPS}`);
+  const done = steps.filter((s) => s.complete);
+  if (!done.length)
+    return fail(`${dir}: no completed step yet (${steps.length} being written; layout ${layout.kind})`);
+  return ok(done);
+}
+
+/**
+ * The paths with each run folder replaced by the data files of its completed steps, in step order;
+ * a folder without a completed step is named on `err` and makes `failed` true.
+ */
+export async function expandRunFolders(
+  paths: readonly string[],
+  o: OptionValues,
+  err: (line: string) => void,
+): Promise<{ files: string[]; failed: boolean }> {
+  const files: string[] = [];
+  let failed = false;
+  for (const p of paths) {
+    if (!isFolder(p)) {
+      files.push(p);
+      continue;
+    }
+    const r = await completed(p, Number(o.quietMs ?? RUN_WATCH_DEFAULTS.quietMs));
+    if (!r.ok) {
+      err(r.error);
+      failed = true;
+    } else for (const s of r.value) files.push(...s.files);
+  }
+  return { files, failed };
+}
+
+/** The completed steps of a run folder for `mismatchSteps` (`{step, path, files}`); [] when there is none. */
+export async function runStepSources(
+  dir: string,
+  quietMs: number = RUN_WATCH_DEFAULTS.quietMs,
+): Promise<StepSource[]> {
+  const r = await completed(dir, quietMs);
+  return r.ok ? r.value.map((s) => ({ step: s.step, path: s.path, files: s.files })) : [];
+}
+
+/** What `lint` has parsed already, for the step reader. */
+export interface RunLintSettings {
+  rules?: Set<RuleId>;
+  /** The tokenizer given with --tokenizer (else one in the run folder, or none). */
+  tok?: DumpTokenizer;
+  logprobGap?: number;
+  format?: StepScanOptions['format'];
+}
+
+/** `lint RUN_DIR --json-lines [--follow]` (and `--follow` in text): the exit code (0, 1 findings, 2 unreadable). */
+export async function lintRunSteps(
+  paths: readonly string[],
+  settings: RunLintSettings,
+  o: OptionValues,
+  io: RunIO,
+  signal?: AbortSignal,
+): Promise<number> {
+  if (paths.length !== 1 || !isFolder(paths[0]))
+    throw new UsageError('--follow and --json-lines take one run folder');
+  if (o.json) throw new UsageError('--json lists files; --json-lines lists steps: give one of them');
+  const dir = paths[0];
+  const say = (s: string) => io.err(`episode-lab lint: ${s}\n`);
+  let tok = settings.tok;
+  if (!tok) {
+    const beside = findTokenizerBeside(path.join(dir, 'x'));
+    const t = beside ? loadTokenizerDir(beside) : undefined;
+    if (t?.ok) tok = t.value;
+    say(
+      t?.ok
+        ? `tokenizer ${beside} (${t.value.family})`
+        : 'no tokenizer (give --tokenizer DIR): owner rules off',
+    );
+  }
+  const opts: StepScanOptions = {
+    ...settings,
+    tok,
+    cache: IndexCache.forRun(defaultCacheDir(), dir),
+    signal,
+  };
+  const history: { step: number; summary: StepSummary }[] = [];
+  const printed = new Set<string>();
+  let code = 0;
+  const onStep = async (step: RunStep) => {
+    const rep = await scanStep(step, opts);
+    if (opts.signal?.aborted) return;
+    history.push({ step: rep.step, summary: rep.summary });
+    const advisories = advise(history);
+    for (const e of rep.errors) say(e);
+    if (rep.errors.length) code = 2;
+    else if (rep.findings.length) code = Math.max(code, 1);
+    if (o.jsonLines) io.out(`${JSON.stringify(stepLine(rep, advisories))}\n`);
+    else io.out(stepText(rep, advisories, printed));
+  };
+  const quietMs = Number(o.quietMs ?? RUN_WATCH_DEFAULTS.quietMs);
+  if (!o.follow) {
+    const r = await completed(dir, quietMs);
+    if (!r.ok) {
+      say(r.error);
+      return 2;
+    }
+    for (const s of r.value) await onStep(s);
+    return code;
+  }
+  const { signal: stop, release } = signal ? { signal, release: () => undefined } : interrupts();
+  opts.signal = stop;
+  try {
+    const r = await followRun(dir, { signal: stop, quietMs, onStep });
+    if (!r.ok) {
+      say(r.error);
+      return 2;
+    }
+    return 0;
+  } finally {
+    release();
+  }
+}
+
+/** A signal that Ctrl-C (SIGINT) or SIGTERM aborts, and the function that stops listening. */
+function interrupts(): { signal: AbortSignal; release: () => void } {
+  const ac = new AbortController();
+  const stop = () => ac.abort();
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  return {
+    signal: ac.signal,
+    release: () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+    },
+  };
+}
+
+/** The JSON object of one step (the module comment gives its shape). */
+export function stepLine(rep: StepReport, advisories: Advisory[]) {
+  return {
+    step: rep.step,
+    path: rep.path,
+    samples: rep.samples,
+    findings: rep.findings,
+    summary: rep.summary,
+    errors: rep.errors,
+    advisories,
+  };
+}
+
+/** A figure for the text: 3 significant digits, exponent form when small; `n/a` for null. */
+const num = (x: number | null) =>
+  x === null ? 'n/a' : x !== 0 && Math.abs(x) < 1e-3 ? x.toExponential(2) : String(Number(x.toPrecision(3)));
+const pct = (x: number | null) => (x === null ? 'n/a' : `${Number((x * 100).toPrecision(3))}%`);
+
+/** The text of one step: a line of figures, its findings by rule, and the advisories new or grown at it. */
+function stepText(rep: StepReport, advisories: Advisory[], printed: Set<string>): string {
+  const s = rep.summary;
+  const parts = [
+    `${rep.samples} samples in ${rep.files.length} file${rep.files.length === 1 ? '' : 's'}`,
+    `reward ${num(s.reward_mean)} ± ${num(s.reward_std)}`,
+    `zero-std groups ${pct(s.zero_std_groups)} of ${s.groups}`,
+    `truncated ${pct(s.truncated)}`,
+    `response ${num(s.response_tokens_mean)} tokens, ${num(s.turns_mean)} turns`,
+    ...(s.weight_versions !== null ? [`${s.weight_versions} versions, ${pct(s.mixed_versions)} mixed`] : []),
+    `k3 ${num(s.mismatch.k3)} over ${s.mismatch.tokens} tokens`,
+  ];
+  const lines = [`step ${rep.step} (${rep.path}): ${parts.join('; ')}`];
+  const rules = Object.entries(s.findings);
+  lines.push(rules.length ? `  findings: ${rules.map(([r, n]) => `${r} ${n}`).join(', ')}` : '  no findings');
+  for (const a of advisories) {
+    // An advisory is printed when it first holds and again when this step adds to its evidence.
+    const key = `${a.id} ${a.rule ?? ''} ${a.evidence[a.evidence.length - 1]?.step}`;
+    if (printed.has(key)) continue;
+    printed.add(key);
+    lines.push(`  advisory ${a.id}: ${a.message}`);
+  }
+  return `${lines.join('\n')}\n`;
+}

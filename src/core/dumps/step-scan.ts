@@ -1,0 +1,118 @@
+/**
+ * Reading a run's steps: each data file linted in one streaming pass (one sample in memory) that
+ * also keeps every sample's facts (line offset and figures, run-summary.ts), or taken from the index
+ * cache when the file is unchanged; and the step's summary folded from its files' facts.
+ */
+import type { DumpTokenizer } from './hf-tokenizer.js';
+import type { IndexCache } from './index-cache.js';
+import { type FileLint, lintFile } from './lint-file.js';
+import type { Finding, LintOptions } from './rules.js';
+import { nodeRunFs, type RunStep } from './run-folder.js';
+import { factsOf, type SampleFacts, type StepSummary, StepSummaryAccumulator } from './run-summary.js';
+import { describeRejection } from './sample.js';
+
+export interface StepScanOptions extends LintOptions {
+  format?: FileLint['format'] | 'auto';
+  /** Where indexes are kept between runs (none: every file is read). */
+  cache?: IndexCache;
+  signal?: AbortSignal;
+  /** Stop keeping a file's findings after this many (default 100000). */
+  maxFindings?: number;
+}
+
+/** What reading one data file found. */
+export interface FileScan extends Omit<FileLint, 'cancelled' | 'format'> {
+  /** The format read (null: the file could not be read). */
+  format: FileLint['format'] | null;
+  /** Every sample's facts, in file order. */
+  facts: SampleFacts[];
+  /** The reason the file could not be read (then nothing else is filled in). */
+  error?: string;
+  /** Whether the index came from the cache. */
+  cached: boolean;
+}
+
+/** The cache key of the reading options: an index is reused only with the same tokenizer, rules and format. */
+export function scanKey(opts: StepScanOptions): string {
+  const tok: DumpTokenizer | undefined = opts.tok;
+  return JSON.stringify({
+    tok: tok ? `${tok.source}|${tok.family}` : null,
+    rules: opts.rules ? [...opts.rules].sort() : null,
+    gap: opts.logprobGap ?? 2,
+    format: opts.format ?? 'auto',
+    max: opts.maxFindings ?? 100_000,
+  });
+}
+
+/** Read one data file (or take its index from the cache): never throws; an unreadable file has `error`. */
+export async function scanDumpFile(file: string, opts: StepScanOptions = {}): Promise<FileScan> {
+  const key = scanKey(opts);
+  const before = await nodeRunFs.look(file);
+  const empty = { path: file, samples: 0, findings: [], rejections: [], ownerSources: [], facts: [] };
+  if (!before)
+    return {
+      ...empty,
+      format: null,
+      error: `${file}: cannot be read (missing or not a file)`,
+      cached: false,
+    };
+  const hit = await opts.cache?.get(file, before, key);
+  if (hit) {
+    const { format, samples, facts, findings, rejections, ownerSources } = hit;
+    return { path: file, format, samples, facts, findings, rejections, ownerSources, cached: true };
+  }
+  const facts: SampleFacts[] = [];
+  const r = await lintFile(file, {
+    ...opts,
+    onSample: (s, _findings, at) => facts.push(factsOf(s, at.owners, at.line)),
+  });
+  if (!r.ok) return { ...empty, format: null, error: r.error, cached: false };
+  const { cancelled, ...lint } = r.value;
+  const scan: FileScan = { ...lint, facts, cached: false };
+  const after = await nodeRunFs.look(file);
+  const unchanged = after && after.size === before.size && after.mtimeMs === before.mtimeMs;
+  if (opts.cache && unchanged && !cancelled)
+    await opts.cache.put({ v: 1, ...before, key, ...lint, facts, path: file });
+  return scan;
+}
+
+/** A step read: its files, findings (each with its file's path), summary and unreadable files. */
+export interface StepReport {
+  step: number;
+  path: string;
+  /** Records read, over the step's files. */
+  samples: number;
+  files: FileScan[];
+  findings: (Finding & { path: string })[];
+  summary: StepSummary;
+  /** One line per file that could not be read, and per bad line (the first 10 of a file). */
+  errors: string[];
+}
+
+/** Read a complete step's files in order and summarise them. */
+export async function scanStep(step: RunStep, opts: StepScanOptions = {}): Promise<StepReport> {
+  const acc = new StepSummaryAccumulator();
+  const files: FileScan[] = [];
+  const findings: StepReport['findings'] = [];
+  const errors: string[] = [];
+  for (const file of step.files) {
+    if (opts.signal?.aborted) break;
+    const f = await scanDumpFile(file, opts);
+    files.push(f);
+    if (f.error) errors.push(f.error);
+    for (const rej of f.rejections.slice(0, 10)) errors.push(`${file}: ${describeRejection(rej)}`);
+    if (f.rejections.length > 10) errors.push(`${file}: ${f.rejections.length - 10} more bad lines`);
+    for (const x of f.facts) acc.add(x);
+    acc.addFindings(f.findings);
+    for (const x of f.findings) findings.push({ path: file, ...x });
+  }
+  return {
+    step: step.step,
+    path: step.path,
+    samples: files.reduce((n, f) => n + f.samples, 0),
+    files,
+    findings,
+    summary: acc.finish(),
+    errors,
+  };
+}

@@ -10,7 +10,7 @@ import * as vscode from 'vscode';
 import { nextRecordWithFindings } from '../core/dumps/navigate.js';
 import type { DumpFileSummary } from '../core/dumps/view.js';
 import type { TrajectoryJSON } from '../core/gym/trajectory-json.js';
-import type { Job, JobKind, JobResults } from '../protocol/trainer.js';
+import type { JobKind, JobOf, JobResults } from '../protocol/trainer.js';
 import {
   type AnalysisOp,
   type FromWebview,
@@ -50,8 +50,6 @@ export interface InspectorHooks {
 
 const RETRAIN_UNAVAILABLE = 'this trainer build has no retrain job';
 
-/** The job of one kind. */
-type JobOf<K extends JobKind> = Extract<Job, { kind: K }>;
 /** A message from the page of one type. */
 type Request<T extends FromWebview['type']> = Extract<FromWebview, { type: T }>;
 /** A request for an analysis (its type is the analysis: credit, rerun, evaluate, retrain). */

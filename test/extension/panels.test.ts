@@ -10,7 +10,7 @@ import type { DumpFileSummary, DumpView } from '../../src/core/dumps/view.js';
 import { makeEnv, oracle, Rng, randomizeNames, runScripted, toTrajectoryJSON } from '../../src/core/index.js';
 import type { InspectorHooks, InspectorTrainer } from '../../src/extension/inspector.js';
 import type { RunningJob } from '../../src/extension/trainer-client.js';
-import type { Job, JobKind, JobResults } from '../../src/protocol/trainer.js';
+import type { JobKind, JobOf, JobResults } from '../../src/protocol/trainer.js';
 import { tok, train } from '../fixtures.js';
 import { type FakePanel, installVscodeStub, resetStub, state, Uri } from './vscode-stub.js';
 
@@ -35,7 +35,6 @@ before(async () => {
   };
 });
 
-type JobOf<K extends JobKind> = Extract<Job, { kind: K }>;
 /** What a fake trainer answers a job of each kind with (a kind without an answer fails). */
 type Answers = { [K in JobKind]?: (job: JobOf<K>) => JobResults[K] | Promise<JobResults[K]> };
 

@@ -10,7 +10,7 @@ import type { DumpFileSummary, DumpView } from '../../src/core/dumps/view.js';
 import { makeEnv, oracle, Rng, randomizeNames, runScripted, toTrajectoryJSON } from '../../src/core/index.js';
 import type { InspectorHooks, InspectorTrainer } from '../../src/extension/inspector.js';
 import type { RunningJob } from '../../src/extension/trainer-client.js';
-import type { JobKind, JobOf, JobResults } from '../../src/protocol/trainer.js';
+import type { Job, JobKind, JobOf, JobResults } from '../../src/protocol/trainer.js';
 import { tok, train } from '../fixtures.js';
 import { type FakePanel, installVscodeStub, resetStub, state, Uri } from './vscode-stub.js';
 

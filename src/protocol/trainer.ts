@@ -15,7 +15,7 @@
 import * as v from 'valibot';
 import type { EpisodeTable } from '../core/browse/table.js';
 import { type ContextPolicy, ContextPolicySchema } from '../core/context/policy.js';
-import { DUMP_FORMATS } from '../core/dumps/sample.js';
+import { DUMP_FORMATS } from '../core/dumps/formats/index.js';
 import type { DumpFileSummary, DumpView } from '../core/dumps/view.js';
 import {
   SCRIPTED_POLICIES,

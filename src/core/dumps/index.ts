@@ -1,5 +1,5 @@
 /** Dump files of real trainers: readers, tokenizer, owners and the mask lint (no vscode, no tfjs). */
-export * from './formats.js';
+export * from './formats/index.js';
 export * from './hf-tokenizer.js';
 export * from './lines.js';
 export * from './lint-file.js';

@@ -1,11 +1,11 @@
 /**
  * Lint a whole dump file, streaming: one line in memory at a time, with progress and cancel.
  */
-import { detectFormat, parseRecord } from './formats.js';
+import { type DumpFormat, detectFormat, parseRecord } from './formats/index.js';
 import { readLineAt, readLines, type ScanHooks } from './lines.js';
 import type { OwnerSource } from './owners.js';
 import { type Finding, type LintOptions, lintSample } from './rules.js';
-import { type DumpFormat, type DumpSample, describeRejection, type Rejection } from './sample.js';
+import { type DumpSample, describeRejection, type Rejection } from './sample.js';
 
 export interface FileLint {
   path: string;

@@ -5,12 +5,13 @@
  * process computes it, the webview draws it.
  */
 
+import type { DumpFormat } from './formats/index.js';
 import { type DumpTokenizer, showToken } from './hf-tokenizer.js';
 import type { LineIndex } from './lines.js';
 import type { FileLint } from './lint-file.js';
 import type { Owners } from './owners.js';
 import { type Finding, RULE_IDS, RULES, type RuleId } from './rules.js';
-import type { DumpFormat, DumpSample } from './sample.js';
+import type { DumpSample } from './sample.js';
 
 /** Per rule: how many findings, in how many records, and what the rule means. */
 export interface RuleCount {

@@ -10,7 +10,7 @@
  */
 import { type CheckOptions, type Hit, type SampleContext, sampleContext } from './checks/context.js';
 import { checkPrefix, checkRenderDrift } from './checks/drift.js';
-import { checkLogprobGap } from './checks/logprobs.js';
+import { checkLogprobGap, checkLogprobMisaligned } from './checks/logprobs.js';
 import {
   checkDegenerate,
   checkEosNotTrained,
@@ -137,6 +137,14 @@ export const RULE_TABLE = [
     needsOwners: false,
     stage: 'logprobs',
     check: checkLogprobGap,
+  },
+  {
+    id: 'logprob-misaligned',
+    summary: "the sampler's log-probs sit one position off the trainer's (an off-by-one, not a mismatch)",
+    from: 'prime-rl shifts trainer log-probs so index i scores token i (trainer/rl/train.py); verl #3562, OpenRLHF #973 (the same off-by-one in masks)',
+    needsOwners: false,
+    stage: 'logprobs',
+    check: checkLogprobMisaligned,
   },
   {
     id: 'mask-degenerate',

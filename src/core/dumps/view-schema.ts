@@ -19,7 +19,7 @@ import {
   strings,
   text,
 } from '../schema.js';
-import { DUMP_FORMATS } from './sample.js';
+import { DUMP_FORMATS } from './formats/index.js';
 
 /** The summary of a linted (or only indexed) file: its byte index and its findings per rule and per record. */
 export const DumpFileSummarySchema = strict({

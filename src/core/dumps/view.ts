@@ -5,7 +5,6 @@
  * process computes it, the webview draws it.
  */
 
-import type { DumpFormat } from './formats/index.js';
 import { type DumpTokenizer, showToken } from './hf-tokenizer.js';
 import type { LineIndex } from './lines.js';
 import type { FileLint } from './lint-file.js';

@@ -1,5 +1,5 @@
 /**
- * Dump-file scale benchmark (issue 15): writes a large NeMo-RL-style `train_data_step{N}.jsonl`
+ * Dump-file scale benchmark: writes a large NeMo-RL-style `train_data_step{N}.jsonl`
  * to os.tmpdir() (never to the repo), then times indexing it by byte offsets and linting it with the
  * id-level rules and the real Qwen3 tokenizer, one line in memory at a time, and reports the peak
  * RSS. The goal: 1 GB indexed and linted in under 60 s with under 500 MB of memory.
@@ -8,6 +8,7 @@
  *   node --import tsx bench/dumps.ts --mb 200        (a smaller file)
  *   node --import tsx bench/dumps.ts --file F.jsonl  (an existing file, not deleted)
  *   --keep keeps the generated file; --pad N pads every line to N tokens (default 8192).
+ *   --mismatch times the mismatch summary of the whole file instead (goal: < 60 s, < 500 MB).
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -22,6 +23,7 @@ import {
   parseRecord,
   readLines,
 } from '../src/core/dumps/index.js';
+import { mismatchFile } from '../src/core/dumps/mismatch-file.js';
 import { Rng } from '../src/core/rng.js';
 import { dumpOpen, dumpSample } from '../src/trainer/dump-jobs.js';
 
@@ -31,6 +33,7 @@ const { values: args } = parseArgs({
     pad: { type: 'string', default: '8192' },
     file: { type: 'string' },
     keep: { type: 'boolean', default: false },
+    mismatch: { type: 'boolean', default: false },
   },
 });
 
@@ -107,6 +110,7 @@ async function main() {
   const size = fs.statSync(file).size;
   const rssBefore = peak();
   try {
+    if (args.mismatch) return await timeMismatch(file, size, rssBefore);
     let t0 = performance.now();
     for await (const line of readLines(file)) {
       const r = parseRecord('nemo-rl', line.text, line.index);
@@ -170,6 +174,33 @@ async function main() {
   } finally {
     if (!args.file && !args.keep) fs.rmSync(file, { force: true });
   }
+}
+
+/** The mismatch summary of the whole file, timed, with the machine's cores and load. */
+async function timeMismatch(file: string, size: number, rssBefore: number): Promise<void> {
+  const t0 = performance.now();
+  const r = await mismatchFile(file, { tok, format: 'auto' });
+  const s = (performance.now() - t0) / 1000;
+  if (!r.ok) throw new Error(r.error);
+  const f = r.value;
+  const rows = [
+    ['file', `${mb(size).toFixed(0)} MB, ${f.samples} samples (${f.format}), padded to ${args.pad} tokens`],
+    ['mismatch summary', `${s.toFixed(1)} s, ${(mb(size) / s).toFixed(0)} MB/s (goal for 1 GB: < 60 s)`],
+    ['tokens', `${f.tokens} with both log-probs, ${f.excluded_placeholders} placeholders excluded`],
+    [
+      '|d| p50, p99',
+      `${f.summary.abs_p50}, ${f.summary.abs_p99} (the file read ${f.readings === 1 ? 'once' : `${f.readings} times`})`,
+    ],
+    ['peak RSS', `${peak()} MB (goal < 500 MB; ${rssBefore} MB before reading, tokenizer loaded)`],
+    [
+      'machine',
+      `${os.cpus().length} cores, load ${os
+        .loadavg()
+        .map((x) => x.toFixed(2))
+        .join(' ')} (1, 5, 15 min)`,
+    ],
+  ];
+  for (const [k, v] of rows) process.stdout.write(`${k.padEnd(22)} ${v}\n`);
 }
 
 main().catch((e) => {

@@ -1,9 +1,9 @@
 /**
- * Model benchmark (issue 18): the TinyAgent forward, forward + backward + Adam and KV-cached sampling
- * on the TF.js backend in use, side by side with the PyTorch reference (`../shared/bench/
- * torch_reference.py`, same shape, same workloads) run on this machine in the same run, the two
- * sides interleaved so that the machine's load affects both. Then the figures users feel: gym
- * episodes per second and a GRPO step of the default config (optionally the main job end to end).
+ * Model benchmark: the TinyAgent forward, forward + backward + Adam and KV-cached sampling on the
+ * TF.js backend in use, side by side with the PyTorch reference (`bench/torch_reference.py`, same
+ * shape, same workloads) run on this machine in the same run, the two sides interleaved so that the
+ * machine's load affects both. Then the figures users feel: gym episodes per second and a GRPO step
+ * of the default config (optionally the main job end to end).
  *
  * Ratios come only from this run: no figure measured elsewhere is used. Without a Python that can
  * import torch, the TF.js figures are printed and no ratio is.
@@ -164,9 +164,7 @@ interface Torch {
 
 /** A Python that imports torch and the reference script, or why not. */
 function findTorch(): { torch: Torch | null; why: string } {
-  const script = path.resolve(
-    argv['torch-script'] ?? path.resolve(repoRoot, '..', 'shared', 'bench', 'torch_reference.py'),
-  );
+  const script = path.resolve(argv['torch-script'] ?? path.join(__dirname, 'torch_reference.py'));
   if (!fs.existsSync(script)) return { torch: null, why: `the reference script ${script} is missing` };
   const candidates = argv.python ? [argv.python] : [...new Set(['python3', '/usr/bin/python3'])];
   const tried: string[] = [];

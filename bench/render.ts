@@ -1,5 +1,5 @@
 /**
- * Render benchmark of the views that must stay fluid on large runs (issue 8): the run explorer's
+ * Render benchmark of the views that must stay fluid on large runs: the run explorer's
  * index of 10 000 episodes (200 steps of 50) and a page of its tree, the dashboard's data and
  * drawing for 200 steps (8 runs: 2 arms x 4 seeds, with spread), and the inspector's strip,
  * context view and credit bars. Prints the median of each in milliseconds.

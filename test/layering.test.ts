@@ -81,6 +81,32 @@ function findCycle(graph: Map<string, string[]>): string[] | null {
   return null;
 }
 
+/**
+ * What the webview may import besides its own files and the protocols (src/protocol, which declare
+ * what crosses the wire): the few core modules of pure helpers the page runs itself, and its
+ * packages. Wire types (episodes, results, dump views) come from the protocol, never from the core.
+ */
+const WEBVIEW_CORE_HELPERS = new Map([
+  ['src/core/gym/episode.ts', 'the owner codes and names, and the text of each call'],
+  ['src/core/gym/grammar.ts', 'the token markers (OBS_START)'],
+  ['src/core/context/policy.ts', 'the context view the editor previews, and its limits'],
+  ['src/core/browse/table.ts', "the episode table's columns, filter and sort"],
+]);
+const WEBVIEW_PACKAGES = ['d3'];
+
+/** The imports of a webview file that the rule above does not allow. */
+function webviewImportProblems(file: string, imports: readonly string[]): string[] {
+  return imports
+    .filter(
+      (imp) =>
+        !imp.startsWith('webview/') &&
+        !imp.startsWith('src/protocol/') &&
+        !WEBVIEW_CORE_HELPERS.has(imp) &&
+        !WEBVIEW_PACKAGES.includes(imp),
+    )
+    .map((imp) => `${file} imports ${imp}`);
+}
+
 describe('layering', () => {
   const core = sources('src/core');
 
@@ -133,6 +159,35 @@ describe('layering', () => {
         );
       assert.equal(findCycle(graph), null, `cycle in ${dirs.join(', ')}`);
     }
+  });
+
+  it('the webview imports only the protocols, its listed core helpers and its packages', () => {
+    assert.deepEqual(
+      sources('webview').flatMap((f) => webviewImportProblems(f, importsOf(f))),
+      [],
+    );
+    // Every listed helper is still imported (a stale entry would widen the rule for nothing).
+    const used = new Set(sources('webview').flatMap(importsOf));
+    for (const f of WEBVIEW_CORE_HELPERS.keys()) assert.ok(used.has(f), `${f} is listed but not imported`);
+  });
+
+  it('the webview rule rejects the core, the extension and other packages (the check above can fail)', () => {
+    const imports = [
+      'webview/strip.ts',
+      'src/protocol/webview.ts',
+      'src/core/gym/episode.ts',
+      'd3',
+      'src/core/rl/mask-check.ts',
+      'src/core/gym/trajectory-json.ts',
+      'src/extension/inspector.ts',
+      'vscode',
+    ];
+    assert.deepEqual(webviewImportProblems('webview/x.ts', imports), [
+      'webview/x.ts imports src/core/rl/mask-check.ts',
+      'webview/x.ts imports src/core/gym/trajectory-json.ts',
+      'webview/x.ts imports src/extension/inspector.ts',
+      'webview/x.ts imports vscode',
+    ]);
   });
 
   it('the cycle finder finds a cycle (the check above can fail)', () => {

@@ -9,6 +9,7 @@ import {
   DIAGNOSTIC_METRICS,
   type RunSeries,
   SMOOTHING,
+  type Smoothing,
   type TableData,
 } from '../src/protocol/webview.js';
 
@@ -280,7 +281,7 @@ export function renderRecipeTable(doc: Document, t: TableData): HTMLElement {
 export interface DashboardHandlers {
   onExport(metric: string): void;
   /** Choose the curves' smoothing weight (one of SMOOTHING). */
-  onSmoothing?(weight: number): void;
+  onSmoothing?(weight: Smoothing): void;
 }
 
 /**

@@ -3,7 +3,7 @@
  * observation, the per-token log-probs of a call both made), and their outcomes side by side.
  */
 import { OWNER } from '../src/core/gym/episode.js';
-import type { TrajectoryJSON } from '../src/core/gym/trajectory-json.js';
+import type { TrajectoryJSON } from '../src/protocol/webview.js';
 
 /** One call of an episode: its text, its observation, and its tokens' sampling log-probs. */
 export interface CallOf {

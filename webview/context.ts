@@ -4,9 +4,8 @@
  * (the cross table of figure 12.3 once several models and contexts are evaluated).
  */
 import { type ContextPolicy, describeContextPolicy, MAX_VIEW_TOKENS } from '../src/core/context/policy.js';
-import type { TrajectoryJSON } from '../src/core/gym/trajectory-json.js';
 import { MAX_RETRAIN_STEPS } from '../src/protocol/trainer.js';
-import { policyLabel } from '../src/protocol/webview.js';
+import { policyLabel, type TrajectoryJSON } from '../src/protocol/webview.js';
 import { episodeCompareLines, renderComparisonTable } from './compare.js';
 import { renderTokenStrip } from './strip.js';
 import { makeButton, makeDropdown, makeNumberField } from './toolkit.js';

@@ -4,8 +4,8 @@
  * with d3. Without a critic, only the reward and the outcome advantage, with the host's note.
  */
 import { axisLeft, scaleBand, scaleLinear, select } from 'd3';
-import type { CallRow } from '../src/core/rl/advantages.js';
 import type { CreditResult } from '../src/protocol/trainer.js';
+import type { CallRow } from '../src/protocol/webview.js';
 import type { Handlers, ViewModel } from './view-model.js';
 
 /** The bar series of the chart, in drawing order. */

@@ -8,6 +8,7 @@ import {
   parseDashboardState,
   parseToDashboard,
   type RunSeries,
+  type Smoothing,
   type TableData,
 } from '../src/protocol/webview.js';
 import { renderDashboard, svgForExport } from './charts.js';
@@ -26,7 +27,7 @@ export function startDashboard(app: HTMLElement): void {
   let smoothing = parseDashboardState(vscode.getState())?.smoothing ?? 0;
   let roots: string[] = [];
   const save = () => vscode.setState({ roots, ...(smoothing ? { smoothing } : {}) });
-  const onSmoothing = (w: number) => {
+  const onSmoothing = (w: Smoothing) => {
     smoothing = w;
     save();
     render();

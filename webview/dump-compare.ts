@@ -2,7 +2,7 @@
  * Comparing two samples of real trainers' dumps: their turns aligned by index (role, text, how many tokens
  * are trained), with what differs marked, and their outcomes side by side.
  */
-import type { DumpView } from '../src/core/dumps/view.js';
+import type { DumpView } from '../src/protocol/webview.js';
 import { type CompareLine, renderComparisonTable } from './compare.js';
 
 export interface TurnOf {

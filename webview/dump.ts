@@ -4,8 +4,8 @@
  * and the detail of a token (both log-probs and their gap, the advantage, the findings on it).
  */
 
-import type { DumpFileSummary, DumpView } from '../src/core/dumps/view.js';
 import { OWNER_NAMES } from '../src/core/gym/episode.js';
+import type { DumpFileSummary, DumpView } from '../src/protocol/webview.js';
 import { renderDumpCompare } from './dump-compare.js';
 import { stripRow, walkButtons } from './page.js';
 import { renderTokenStrip, type StripEpisode } from './strip.js';

@@ -5,10 +5,10 @@
  * (getState) and a window reload (the host's serializer gets it back).
  */
 import type { ContextPolicy } from '../src/core/context/policy.js';
-import type { MaskBug } from '../src/core/rl/mask-bugs.js';
 import {
   type FromWebview,
   type InspectorState,
+  type MaskBug,
   parseInspectorState,
   parseToWebview,
   policyLabel,

@@ -1,6 +1,5 @@
 /** The mask debugger: the bug selector, the verdict and the per-owner table of section 12.1. */
-import { MASK_BUG_LABELS, MASK_BUGS, type MaskBug } from '../src/core/rl/mask-bugs.js';
-import type { MaskCheckResult } from '../src/core/rl/mask-check.js';
+import { MASK_BUG_LABELS, MASK_BUGS, type MaskBug, type MaskCheckResult } from '../src/protocol/webview.js';
 import { makeDropdown } from './toolkit.js';
 import type { Handlers, ViewModel } from './view-model.js';
 

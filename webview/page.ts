@@ -4,8 +4,7 @@
  * messaging, no global state: inspector-main.ts owns those.
  */
 import { OWNER_NAMES } from '../src/core/gym/episode.js';
-import type { TrajectoryJSON } from '../src/core/gym/trajectory-json.js';
-import { MASK_BUG_LABELS } from '../src/core/rl/mask-bugs.js';
+import { MASK_BUG_LABELS, type TrajectoryJSON } from '../src/protocol/webview.js';
 import { renderComparePinned } from './compare.js';
 import { renderCompare, renderContextEditor } from './context.js';
 import { renderCredit } from './credit.js';

@@ -8,9 +8,8 @@
  */
 import { select } from 'd3';
 import { OWNER_NAMES } from '../src/core/gym/episode.js';
-import type { TrajectoryJSON } from '../src/core/gym/trajectory-json.js';
-import type { MaskCheckResult } from '../src/core/rl/mask-check.js';
 import type { CreditResult } from '../src/protocol/trainer.js';
+import type { MaskCheckResult, TrajectoryJSON } from '../src/protocol/webview.js';
 import type { StripView } from './view-model.js';
 
 export const OWNER_LABELS: Record<string, string> = {

@@ -6,11 +6,8 @@
 import { type ContextPolicy, contextView } from '../src/core/context/policy.js';
 import { callTexts, OWNER } from '../src/core/gym/episode.js';
 import { OBS_START } from '../src/core/gym/grammar.js';
-import type { TrajectoryJSON } from '../src/core/gym/trajectory-json.js';
-import type { MaskBug } from '../src/core/rl/mask-bugs.js';
-import type { MaskCheckResult } from '../src/core/rl/mask-check.js';
 import type { CreditResult, RerunResult, Stats } from '../src/protocol/trainer.js';
-import type { SourceInfo } from '../src/protocol/webview.js';
+import type { MaskBug, MaskCheckResult, SourceInfo, TrajectoryJSON } from '../src/protocol/webview.js';
 
 /** A job the webview asked the host for: pending, its last progress line, its error. */
 export interface JobState {

@@ -4,6 +4,7 @@
 import { type Command, commandHelp, parseOptions, suggest, UsageError } from './args.js';
 import { gymCommand, tasksCommand } from './gym-commands.js';
 import { lintCommand } from './lint-command.js';
+import { mismatchCommand } from './mismatch-command.js';
 import { makeBaseCommand, sampleCommand, trainCommand } from './model-commands.js';
 import { recipeCommand } from './recipe-command.js';
 
@@ -17,6 +18,7 @@ export const COMMANDS: Command[] = [
   recipeCommand,
   makeBaseCommand,
   lintCommand,
+  mismatchCommand,
 ];
 
 function mainHelp(): string {

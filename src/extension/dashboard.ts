@@ -14,7 +14,7 @@ import {
 } from '../protocol/webview.js';
 import { findRuns, recipeTables, runSeries } from './dashboard-data.js';
 import type { RunTreeProvider } from './run-tree.js';
-import { PanelSlot, panelOptions } from './webview-panel.js';
+import { PanelSlot } from './webview-panel.js';
 import { isInside } from './workspace-folders.js';
 
 export const DASHBOARD_VIEW_TYPE = 'episodeLab.dashboard';
@@ -23,25 +23,28 @@ export class Dashboard implements vscode.Disposable {
   private roots: string[] = [];
   private timer: NodeJS.Timeout | null = null;
 
-  private readonly slot: PanelSlot<FromDashboard>;
+  private readonly slot: PanelSlot<FromDashboard, ToDashboard>;
 
   constructor(
-    private readonly extensionUri: vscode.Uri,
+    extensionUri: vscode.Uri,
     private readonly tree: RunTreeProvider,
     private readonly log: (line: string) => void,
   ) {
-    this.slot = new PanelSlot<FromDashboard>({
+    this.slot = new PanelSlot(
+      {
+        viewType: DASHBOARD_VIEW_TYPE,
+        view: 'dashboard',
+        title: 'Training Dashboard',
+        parse: parseFromDashboard,
+      },
       extensionUri,
-      view: 'dashboard',
-      title: 'Training Dashboard',
-      parse: parseFromDashboard,
-      onMessage: (m) => this.handle(m),
       log,
-    });
+      (m) => this.handle(m),
+    );
   }
 
   get isOpen(): boolean {
-    return this.slot.panel !== null;
+    return this.slot.isOpen;
   }
 
   /** The folders shown. */
@@ -58,15 +61,7 @@ export class Dashboard implements vscode.Disposable {
     const recipe = (d: string) => !fs.existsSync(path.join(d, 'config.json'));
     const mix = add && !roots.some(recipe) && !this.roots.some(recipe);
     this.roots = mix ? [...new Set([...this.roots, ...roots])] : [...new Set(roots)];
-    if (!this.slot.panel) {
-      const panel = vscode.window.createWebviewPanel(
-        DASHBOARD_VIEW_TYPE,
-        'Training Dashboard',
-        { viewColumn: vscode.ViewColumn.Active, preserveFocus: false },
-        panelOptions(this.extensionUri),
-      );
-      this.attach(panel);
-    } else this.slot.panel.reveal(undefined, true);
+    this.slot.open(true);
     this.schedule(0);
   }
 
@@ -80,12 +75,7 @@ export class Dashboard implements vscode.Disposable {
       this.log(
         `dashboard: ${roots.length - this.roots.length} saved folder(s) outside this workspace's runs were not reopened`,
       );
-    panel.webview.options = panelOptions(this.extensionUri);
-    this.attach(panel);
-  }
-
-  private attach(panel: vscode.WebviewPanel): void {
-    this.slot.attach(panel);
+    this.slot.revive(panel);
   }
 
   /** Re-read the runs soon (coalescing calls: a training step triggers several file events). */
@@ -113,13 +103,9 @@ export class Dashboard implements vscode.Disposable {
       tables.push(...t.tables);
       notes.push(...t.notes);
     }
-    this.post({ type: 'runs', roots: this.roots, runs, tables, notes });
+    this.slot.post({ type: 'runs', roots: this.roots, runs, tables, notes });
     const ms = Date.now() - started;
     if (ms > 200) this.log(`dashboard: reading ${runs.length} runs took ${ms} ms`);
-  }
-
-  private post(m: ToDashboard): void {
-    this.slot.post(m);
   }
 
   private async handle(m: FromDashboard): Promise<void> {
@@ -139,7 +125,7 @@ export class Dashboard implements vscode.Disposable {
         const svg = `<?xml version="1.0" encoding="UTF-8"?>\n${m.svg}\n`;
         await vscode.workspace.fs.writeFile(target, Buffer.from(svg, 'utf8'));
         this.log(`dashboard: saved ${target.fsPath} (${svg.length} bytes)`);
-        this.post({ type: 'exported', file: path.basename(target.fsPath) });
+        this.slot.post({ type: 'exported', file: path.basename(target.fsPath) });
         void vscode.window.showInformationMessage(`Episode Lab: saved ${path.basename(target.fsPath)}`);
         return;
       }

@@ -7,11 +7,10 @@
  */
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { ContextPolicy } from '../core/context/policy.js';
 import { nextRecordWithFindings } from '../core/dumps/navigate.js';
 import type { DumpFileSummary } from '../core/dumps/view.js';
 import type { TrajectoryJSON } from '../core/gym/trajectory-json.js';
-import type { Job } from '../protocol/trainer.js';
+import type { Job, JobKind, JobResults } from '../protocol/trainer.js';
 import {
   type AnalysisOp,
   type FromWebview,
@@ -24,7 +23,7 @@ import {
 import type { DumpFileRef } from './dump-files.js';
 import { type EpisodeSource, episodeSource } from './episode-source.js';
 import type { TrainerClient } from './trainer-client.js';
-import { attachPanel, panelOptions } from './webview-panel.js';
+import { PanelSlot } from './webview-panel.js';
 import { isInside } from './workspace-folders.js';
 
 export const INSPECTOR_VIEW_TYPE = 'episodeLab.inspector';
@@ -51,6 +50,16 @@ export interface InspectorHooks {
 
 const RETRAIN_UNAVAILABLE = 'this trainer build has no retrain job';
 
+/** The job of one kind. */
+type JobOf<K extends JobKind> = Extract<Job, { kind: K }>;
+/** A message from the page of one type. */
+type Request<T extends FromWebview['type']> = Extract<FromWebview, { type: T }>;
+/** A request for an analysis (its type is the analysis: credit, rerun, evaluate, retrain). */
+type AnalysisRequest = Request<AnalysisOp>;
+
+/** What an inspector uses of the trainer process. */
+export type InspectorTrainer = Pick<TrainerClient, 'backend' | 'jobs' | 'ensureStarted' | 'start' | 'cancel'>;
+
 interface Current {
   episode: TrajectoryJSON;
   title: string;
@@ -60,9 +69,8 @@ interface Current {
 }
 
 export class Inspector implements vscode.Disposable {
-  private panel: vscode.WebviewPanel | null = null;
+  private readonly slot: PanelSlot<FromWebview, ToWebview>;
   private current: Current | null = null;
-  private webviewReady = false;
   /** The episode last posted to the page (cleared when the page (re)loads). */
   private shown: Current | null = null;
   /** The checkpoint of the last retrained run (the second row of the cross table). */
@@ -74,16 +82,29 @@ export class Inspector implements vscode.Disposable {
   private readonly inFlight = new Map<AnalysisOp, { requestId: number; job: string | null }>();
 
   constructor(
-    private readonly extensionUri: vscode.Uri,
-    private readonly trainer: TrainerClient,
+    extensionUri: vscode.Uri,
+    private readonly trainer: InspectorTrainer,
     private readonly log: (line: string) => void,
     private readonly hooks: InspectorHooks,
     /** The panel's title prefix ("Inspector", "Inspector 2"). */
     readonly name = 'Inspector',
-  ) {}
+  ) {
+    this.slot = new PanelSlot(
+      {
+        viewType: INSPECTOR_VIEW_TYPE,
+        view: 'inspector',
+        title: 'Episode Inspector',
+        parse: parseFromWebview,
+      },
+      extensionUri,
+      log,
+      (m) => this.handle(m),
+      () => this.hooks.onClosed?.(this),
+    );
+  }
 
   get isOpen(): boolean {
-    return this.panel !== null;
+    return this.slot.isOpen;
   }
 
   private sourceInfo(): SourceInfo | undefined {
@@ -104,7 +125,7 @@ export class Inspector implements vscode.Disposable {
     // Posted once per episode shown: `show()` and the page's `ready` can both get here once the
     // trainer has started (a slow start lets both wait), and each 'show' makes the page ask for
     // its analyses again, the second of which would be refused as already running.
-    if (!this.current || !this.webviewReady || this.shown === this.current) return;
+    if (!this.current || !this.slot.ready || this.shown === this.current) return;
     this.shown = this.current;
     const { episode, title } = this.current;
     this.post({
@@ -117,19 +138,9 @@ export class Inspector implements vscode.Disposable {
   }
 
   /** Open the panel beside the active editor, or bring it forward. */
-  private openPanel(): void {
-    if (this.panel) {
-      this.panel.reveal(undefined, false);
-      return;
-    }
-    this.attach(
-      vscode.window.createWebviewPanel(
-        INSPECTOR_VIEW_TYPE,
-        `Episode ${this.name}`,
-        { viewColumn: vscode.ViewColumn.Beside, preserveFocus: false },
-        panelOptions(this.extensionUri),
-      ),
-    );
+  private openPanel(): vscode.WebviewPanel {
+    if (this.slot.open(false, vscode.ViewColumn.Beside, `Episode ${this.name}`)) this.watchActive();
+    return this.slot.panel!;
   }
 
   /** Show an episode (opening the panel if needed), with the run it comes from. */
@@ -139,12 +150,12 @@ export class Inspector implements vscode.Disposable {
     runDir: string | null = null,
     outcome: number | null = null,
   ): void {
-    this.openPanel();
+    const panel = this.openPanel();
     if (episode) {
       this.dump = null;
       this.pendingDump = null;
       this.current = { episode, title, src: episodeSource(runDir), outcome };
-      this.panel!.title = `${this.name}: ${title}`;
+      panel.title = `${this.name}: ${title}`;
       // Learn which jobs the trainer has (retrain) before the webview draws its buttons.
       void this.trainer
         .ensureStarted()
@@ -158,11 +169,11 @@ export class Inspector implements vscode.Disposable {
    * editor; `sample` picks one of a record's samples (prime-rl branches).
    */
   async showDump(file: DumpFileRef, summary: DumpFileSummary, record: number, sample = 0): Promise<void> {
-    this.openPanel();
+    const panel = this.openPanel();
     this.current = null;
     this.dump = { file, summary, record };
     const title = `${path.basename(file.file)}: record ${record + 1}`;
-    this.panel!.title = `${this.name}: ${title}`;
+    panel.title = `${this.name}: ${title}`;
     try {
       const job = await this.trainer.start({
         kind: 'dumpSample',
@@ -193,7 +204,7 @@ export class Inspector implements vscode.Disposable {
   }
 
   private postDump(): void {
-    if (this.pendingDump && this.webviewReady) this.post(this.pendingDump);
+    if (this.pendingDump && this.slot.ready) this.post(this.pendingDump);
   }
 
   /** Restore a panel after a window reload (WebviewPanelSerializer). */
@@ -216,31 +227,15 @@ export class Inspector implements vscode.Disposable {
       };
       panel.title = `${this.name}: ${s.title}`;
     }
-    panel.webview.options = panelOptions(this.extensionUri);
-    this.attach(panel);
+    this.slot.revive(panel);
+    this.watchActive();
   }
 
-  private attach(panel: vscode.WebviewPanel): void {
-    this.panel?.dispose();
-    this.panel = panel;
-    this.webviewReady = false;
-    attachPanel(panel, {
-      extensionUri: this.extensionUri,
-      view: 'inspector',
-      title: 'Episode Inspector',
-      parse: parseFromWebview,
-      onMessage: (m) => this.handle(m),
-      log: this.log,
-      onDispose: () => {
-        if (this.panel === panel) {
-          this.panel = null;
-          this.webviewReady = false;
-          this.hooks.onClosed?.(this);
-        }
-      },
-    });
-    panel.onDidChangeViewState((e) => {
-      if (e.webviewPanel.active && this.panel === panel) this.hooks.onActive?.(this);
+  /** Tell the hooks this inspector is the active one: now (its panel was just attached), and on each focus. */
+  private watchActive(): void {
+    const panel = this.slot.panel;
+    panel?.onDidChangeViewState((e) => {
+      if (e.webviewPanel.active && this.slot.panel === panel) this.hooks.onActive?.(this);
     });
     this.hooks.onActive?.(this);
   }
@@ -257,25 +252,26 @@ export class Inspector implements vscode.Disposable {
   }
 
   private post(m: ToWebview): void {
-    void this.panel?.webview.postMessage(m);
+    this.slot.post(m);
   }
 
-  /** Run an analysis job for the webview; errors come back as jobError. */
-  private async analysis<K extends Job['kind']>(
-    op: AnalysisOp,
-    requestId: number,
-    job: Extract<Job, { kind: K }>,
-    done: (result: Awaited<Awaited<ReturnType<TrainerClient['start']>>['result']>) => void,
+  /**
+   * Run an analysis job for the webview's request: `done` gets the job's result; a failure comes
+   * back to the page as a jobError of the request. At most one of each analysis runs at a time.
+   */
+  private async analysis<K extends JobKind>(
+    request: AnalysisRequest,
+    job: JobOf<K>,
+    done: (result: JobResults[K]) => void,
   ): Promise<void> {
+    const { type: op, requestId } = request;
     // The webview may ask again and again: one of each analysis in flight (a rerun, an evaluation, a
     // retrain), and a second asks to wait rather than queueing work without end.
     if (this.inFlight.has(op)) {
-      this.post({
-        type: 'jobError',
-        requestId,
-        op,
-        message: `a ${op} is already running for this inspector: wait for it (or cancel it with Episode Lab: Cancel Run)`,
-      });
+      this.jobError(
+        request,
+        `a ${op} is already running for this inspector: wait for it (or cancel it with Episode Lab: Cancel Run)`,
+      );
       return;
     }
     const entry: { requestId: number; job: string | null } = { requestId, job: null };
@@ -294,225 +290,217 @@ export class Inspector implements vscode.Disposable {
     } catch (e) {
       const message = (e as Error).message;
       this.log(`inspector ${op} failed: ${message}`);
-      this.post({ type: 'jobError', requestId, op, message });
+      this.jobError(request, message);
     } finally {
       this.inFlight.delete(op);
     }
   }
 
+  private jobError(request: AnalysisRequest, message: string): void {
+    this.post({ type: 'jobError', requestId: request.requestId, op: request.type, message });
+  }
+
+  /** A checked message from the page: each kind is one call. */
   private async handle(m: FromWebview): Promise<void> {
-    if (m.type === 'ready') {
-      this.webviewReady = true;
-      this.shown = null;
-      if (this.dump) {
-        this.postDump();
-        return;
-      }
-      // After a window reload the trainer is new: learn its job kinds (retrain) before drawing.
-      void this.trainer
-        .ensureStarted()
-        .catch(() => {})
-        .then(() => this.postShow());
-      return;
-    }
-    if (m.type === 'walk') {
-      const moved = (await this.hooks.walk?.(m.direction)) ?? false;
-      if (!moved)
-        void vscode.window.showInformationMessage(
-          `Episode Lab: no ${m.direction === 1 ? 'next' : 'previous'} row: open an episode from the episode table (Browse Episodes) to walk its filtered list`,
-        );
-      return;
-    }
-    if (m.type === 'cancelJob') {
-      // Only the request this inspector is running: a stale or foreign id is ignored.
-      const running = this.inFlight.get(m.op);
-      if (running?.requestId === m.requestId && running.job) {
-        this.log(`inspector ${m.op}: cancel asked; it stops at the end of the current step`);
-        this.trainer.cancel(running.job);
-      }
-      return;
-    }
-    if (m.type === 'openBeside') {
-      this.hooks.openBeside?.(this);
-      return;
-    }
-    if (m.type === 'focusTree') {
-      void vscode.commands.executeCommand('episodeLab.runs.focus');
-      return;
-    }
-    if (m.type === 'browse') {
-      const dir = this.current?.src.runDir;
-      if (dir) this.hooks.browse?.(dir, m.query);
-      return;
-    }
-    if (m.type === 'dumpNav') {
-      const r = this.dump;
-      if (!r) return;
-      const next = nextRecordWithFindings(r.summary, r.record, m.direction, m.rule);
-      if (next === null) {
-        void vscode.window.showInformationMessage(
-          `Episode Lab: no ${m.direction === 1 ? 'later' : 'earlier'} sample with ${m.rule ?? 'findings'} in ${path.basename(r.file.file)}`,
-        );
-        return;
-      }
-      await this.showDump(r.file, r.summary, next);
-      return;
-    }
-    if (m.type === 'openDashboard') {
-      const dir = this.current?.src.runDir;
-      this.hooks.openDashboard(dir ? [dir] : []);
-      return;
-    }
-    const c = this.current;
-    if (!c) {
-      if (m.type === 'maskCheck')
-        this.post({ type: 'maskError', requestId: m.requestId, message: 'no episode is shown' });
-      else
-        this.post({
-          type: 'jobError',
-          requestId: m.requestId,
-          op: m.type === 'evaluate' ? 'evaluate' : m.type,
-          message: 'no episode is shown',
-        });
-      return;
-    }
-    const needModel = (op: AnalysisOp): string | null => {
-      if (c.src.model) return c.src.model;
-      this.post({
-        type: 'jobError',
-        requestId: m.requestId,
-        op,
-        message:
-          'this episode comes from a scripted policy, which has no model: sample from the base or a trained run to rerun or evaluate',
-      });
-      return null;
-    };
     switch (m.type) {
-      case 'maskCheck': {
-        try {
-          const job = await this.trainer.start({
-            kind: 'maskCheck',
-            episode: c.episode,
-            bug: m.bug,
-            seed: 0,
-            ...(c.src.model ? { model: c.src.model } : {}),
-          });
-          const result = await job.result;
-          this.log(
-            `mask check (${m.bug}) on ${c.title} with ${c.src.modelLabel ?? 'seeded random logits'}: ${result.totalFlags} flags`,
-          );
-          this.post({
-            type: 'maskResult',
-            requestId: m.requestId,
-            result,
-            backend: this.trainer.backend ?? '?',
-          });
-        } catch (e) {
-          this.log(`mask check failed: ${(e as Error).message}`);
-          this.post({ type: 'maskError', requestId: m.requestId, message: (e as Error).message });
-        }
-        return;
-      }
+      case 'ready':
+        return this.pageReady();
+      case 'walk':
+        return this.walk(m.direction);
+      case 'cancelJob':
+        return this.cancelJob(m.op, m.requestId);
+      case 'openBeside':
+        return this.hooks.openBeside?.(this);
+      case 'focusTree':
+        return void vscode.commands.executeCommand('episodeLab.runs.focus');
+      case 'browse':
+        return this.browse(m.query);
+      case 'dumpNav':
+        return this.dumpNav(m.direction, m.rule);
+      case 'openDashboard':
+        return this.openDashboard();
+      case 'maskCheck':
+        return this.maskCheck(m);
       case 'credit':
-        return this.analysis(
-          'credit',
-          m.requestId,
-          {
-            kind: 'creditTable',
-            episode: c.episode,
-            runDir: c.src.runDir,
-            model: c.src.model,
-            critic: c.src.critic,
-            outcome: c.outcome,
-          },
-          (result) => this.post({ type: 'creditResult', requestId: m.requestId, result: result as never }),
-        );
-      case 'rerun': {
-        const model = needModel('rerun');
-        if (!model) return;
-        return this.analysis(
-          'rerun',
-          m.requestId,
-          {
-            kind: 'rerun',
-            episode: c.episode,
-            runDir: c.src.runDir,
-            model,
-            policy: m.policy,
-            n: m.n,
-            seed: 1,
-          },
-          (result) => {
-            this.log(`rerun of ${c.title} under ${policyLabel(m.policy)}: done`);
-            this.post({ type: 'rerunResult', requestId: m.requestId, result: result as never });
-          },
-        );
-      }
-      case 'evaluate': {
-        const which = m.model === 'retrained' ? this.retrained : null;
-        if (m.model === 'retrained' && !which) {
-          this.post({
-            type: 'jobError',
-            requestId: m.requestId,
-            op: 'evaluate',
-            message: 'nothing was retrained yet',
-          });
-          return;
-        }
-        const model = which?.model ?? needModel('evaluate');
-        if (!model) return;
-        const label = which?.label ?? `trained: ${policyLabel(c.src.contextPolicy)}`;
-        return this.analysis(
-          'evaluate',
-          m.requestId,
-          { kind: 'evalContext', runDir: c.src.runDir, model, policies: m.policies, perTask: 8, seed: 7 },
-          (result) =>
-            this.post({ type: 'evalResult', requestId: m.requestId, label, result: result as never }),
-        );
-      }
-      case 'retrain': {
-        const runsDir = this.hooks.runsRoot();
-        if (!runsDir) {
-          this.post({
-            type: 'jobError',
-            requestId: m.requestId,
-            op: 'retrain',
-            message: 'open a folder first',
-          });
-          return;
-        }
-        return this.analysis(
-          'retrain',
-          m.requestId,
-          {
-            kind: 'retrain',
-            runsDir,
-            runDir: c.src.runDir,
-            policy: m.policy as ContextPolicy,
-            steps: m.steps,
-          },
-          (result) => {
-            const r = result as { runDir: string; steps: number; complete: boolean };
-            this.hooks.runChanged(r.runDir, false);
-            const label = `trained: ${policyLabel(m.policy)}`;
-            // A cancelled retraining is kept on disk (it can be resumed) but is not a model to
-            // evaluate as if it had finished.
-            if (r.complete) this.retrained = { model: r.runDir, label };
-            this.post({
-              type: 'retrainDone',
-              requestId: m.requestId,
-              run: path.basename(r.runDir),
-              label,
-              steps: r.steps,
-              complete: r.complete,
-            });
-          },
-        );
-      }
+        return this.credit(m);
+      case 'rerun':
+        return this.rerun(m);
+      case 'evaluate':
+        return this.evaluate(m);
+      case 'retrain':
+        return this.retrain(m);
     }
   }
 
+  /** The page (re)loaded: show it what this inspector shows. */
+  private pageReady(): void {
+    this.slot.ready = true;
+    this.shown = null;
+    if (this.dump) {
+      this.postDump();
+      return;
+    }
+    // After a window reload the trainer is new: learn its job kinds (retrain) before drawing.
+    void this.trainer
+      .ensureStarted()
+      .catch(() => {})
+      .then(() => this.postShow());
+  }
+
+  private async walk(direction: -1 | 1): Promise<void> {
+    const moved = (await this.hooks.walk?.(direction)) ?? false;
+    if (!moved)
+      void vscode.window.showInformationMessage(
+        `Episode Lab: no ${direction === 1 ? 'next' : 'previous'} row: open an episode from the episode table (Browse Episodes) to walk its filtered list`,
+      );
+  }
+
+  /** Stop an analysis: only the request this inspector is running (a stale or foreign id is ignored). */
+  private cancelJob(op: AnalysisOp, requestId: number): void {
+    const running = this.inFlight.get(op);
+    if (running?.requestId === requestId && running.job) {
+      this.log(`inspector ${op}: cancel asked; it stops at the end of the current step`);
+      this.trainer.cancel(running.job);
+    }
+  }
+
+  private browse(query: string): void {
+    const dir = this.current?.src.runDir;
+    if (dir) this.hooks.browse?.(dir, query);
+  }
+
+  /** Show the previous or next record of the dump file with findings (of `rule`, or any). */
+  private async dumpNav(direction: -1 | 1, rule: string | null): Promise<void> {
+    const r = this.dump;
+    if (!r) return;
+    const next = nextRecordWithFindings(r.summary, r.record, direction, rule);
+    if (next === null) {
+      void vscode.window.showInformationMessage(
+        `Episode Lab: no ${direction === 1 ? 'later' : 'earlier'} sample with ${rule ?? 'findings'} in ${path.basename(r.file.file)}`,
+      );
+      return;
+    }
+    await this.showDump(r.file, r.summary, next);
+  }
+
+  private openDashboard(): void {
+    const dir = this.current?.src.runDir;
+    this.hooks.openDashboard(dir ? [dir] : []);
+  }
+
+  /** The episode shown, or null after telling the page there is none (as the request's error). */
+  private shownFor(request: AnalysisRequest): Current | null {
+    if (!this.current) this.jobError(request, 'no episode is shown');
+    return this.current;
+  }
+
+  /** The model of the episode's run, or null after telling the page a scripted run has none. */
+  private modelFor(request: AnalysisRequest, c: Current): string | null {
+    if (!c.src.model)
+      this.jobError(
+        request,
+        'this episode comes from a scripted policy, which has no model: sample from the base or a trained run to rerun or evaluate',
+      );
+    return c.src.model;
+  }
+
+  private async maskCheck(m: Request<'maskCheck'>): Promise<void> {
+    const c = this.current;
+    if (!c) {
+      this.post({ type: 'maskError', requestId: m.requestId, message: 'no episode is shown' });
+      return;
+    }
+    try {
+      const job = await this.trainer.start({
+        kind: 'maskCheck',
+        episode: c.episode,
+        bug: m.bug,
+        seed: 0,
+        ...(c.src.model ? { model: c.src.model } : {}),
+      });
+      const result = await job.result;
+      this.log(
+        `mask check (${m.bug}) on ${c.title} with ${c.src.modelLabel ?? 'seeded random logits'}: ${result.totalFlags} flags`,
+      );
+      this.post({ type: 'maskResult', requestId: m.requestId, result, backend: this.trainer.backend ?? '?' });
+    } catch (e) {
+      this.log(`mask check failed: ${(e as Error).message}`);
+      this.post({ type: 'maskError', requestId: m.requestId, message: (e as Error).message });
+    }
+  }
+
+  private credit(m: Request<'credit'>): Promise<void> | undefined {
+    const c = this.shownFor(m);
+    if (!c) return;
+    const { runDir, model, critic } = c.src;
+    return this.analysis(
+      m,
+      { kind: 'creditTable', episode: c.episode, runDir, model, critic, outcome: c.outcome },
+      (result) => this.post({ type: 'creditResult', requestId: m.requestId, result }),
+    );
+  }
+
+  private rerun(m: Request<'rerun'>): Promise<void> | undefined {
+    const c = this.shownFor(m);
+    const model = c && this.modelFor(m, c);
+    if (!c || !model) return;
+    const { policy, n } = m;
+    return this.analysis(
+      m,
+      { kind: 'rerun', episode: c.episode, runDir: c.src.runDir, model, policy, n, seed: 1 },
+      (result) => {
+        this.log(`rerun of ${c.title} under ${policyLabel(policy)}: done`);
+        this.post({ type: 'rerunResult', requestId: m.requestId, result });
+      },
+    );
+  }
+
+  /** Evaluate context policies with the run's model, or with the model retrained last. */
+  private evaluate(m: Request<'evaluate'>): Promise<void> | undefined {
+    const c = this.shownFor(m);
+    if (!c) return;
+    const which = m.model === 'retrained' ? this.retrained : null;
+    if (m.model === 'retrained' && !which) {
+      this.jobError(m, 'nothing was retrained yet');
+      return;
+    }
+    const model = which?.model ?? this.modelFor(m, c);
+    if (!model) return;
+    const label = which?.label ?? `trained: ${policyLabel(c.src.contextPolicy)}`;
+    return this.analysis(
+      m,
+      { kind: 'evalContext', runDir: c.src.runDir, model, policies: m.policies, perTask: 8, seed: 7 },
+      (result) => this.post({ type: 'evalResult', requestId: m.requestId, label, result }),
+    );
+  }
+
+  private retrain(m: Request<'retrain'>): Promise<void> | undefined {
+    const c = this.shownFor(m);
+    if (!c) return;
+    const runsDir = this.hooks.runsRoot();
+    if (!runsDir) {
+      this.jobError(m, 'open a folder first');
+      return;
+    }
+    const { policy, steps } = m;
+    return this.analysis(m, { kind: 'retrain', runsDir, runDir: c.src.runDir, policy, steps }, (r) => {
+      this.hooks.runChanged(r.runDir, false);
+      const label = `trained: ${policyLabel(policy)}`;
+      // A cancelled retraining is kept on disk (it can be resumed) but is not a model to evaluate
+      // as if it had finished.
+      if (r.complete) this.retrained = { model: r.runDir, label };
+      this.post({
+        type: 'retrainDone',
+        requestId: m.requestId,
+        run: path.basename(r.runDir),
+        label,
+        steps: r.steps,
+        complete: r.complete,
+      });
+    });
+  }
+
   dispose(): void {
-    this.panel?.dispose();
+    this.slot.dispose();
   }
 }

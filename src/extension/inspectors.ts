@@ -4,11 +4,7 @@
  * opens another one, to its right, on the same episode, and that one becomes the one used next.
  */
 import type * as vscode from 'vscode';
-import type { DumpFileSummary } from '../core/dumps/view.js';
-import type { TrajectoryJSON } from '../core/gym/trajectory-json.js';
-import type { DumpFileRef } from './dump-files.js';
-import { Inspector, type InspectorHooks } from './inspector.js';
-import type { TrainerClient } from './trainer-client.js';
+import { Inspector, type InspectorHooks, type InspectorTrainer } from './inspector.js';
 
 /** More inspectors than this would be too narrow to read side by side. */
 export const MAX_INSPECTORS = 4;
@@ -20,7 +16,7 @@ export class Inspectors implements vscode.Disposable {
 
   constructor(
     private readonly extensionUri: vscode.Uri,
-    private readonly trainer: TrainerClient,
+    private readonly trainer: InspectorTrainer,
     private readonly log: (line: string) => void,
     private readonly hooks: InspectorHooks,
     private readonly tooMany: (message: string) => void = () => {},
@@ -81,17 +77,14 @@ export class Inspectors implements vscode.Disposable {
     return ins;
   }
 
-  show(
-    episode: TrajectoryJSON | null,
-    title: string,
-    runDir: string | null = null,
-    outcome: number | null = null,
-  ): void {
-    this.target().show(episode, title, runDir, outcome);
+  /** Show an episode in the inspector used last (see Inspector.show). */
+  show(...args: Parameters<Inspector['show']>): void {
+    this.target().show(...args);
   }
 
-  showDump(file: DumpFileRef, summary: DumpFileSummary, record: number, sample = 0): Promise<void> {
-    return this.target().showDump(file, summary, record, sample);
+  /** Show a dump file's record in the inspector used last (see Inspector.showDump). */
+  showDump(...args: Parameters<Inspector['showDump']>): Promise<void> {
+    return this.target().showDump(...args);
   }
 
   /** Restore one inspector after a window reload (each saved panel becomes one inspector). */

@@ -17,7 +17,7 @@ import {
   type ToTable,
 } from '../protocol/webview.js';
 import type { TrainerClient } from './trainer-client.js';
-import { PanelSlot, panelOptions } from './webview-panel.js';
+import { PanelSlot } from './webview-panel.js';
 
 export const TABLE_VIEW_TYPE = 'episodeLab.episodes';
 
@@ -64,26 +64,29 @@ export class EpisodeTablePanel implements vscode.Disposable {
   private list: string[] = [];
   private position = -1;
 
-  private readonly slot: PanelSlot<FromTable>;
+  private readonly slot: PanelSlot<FromTable, ToTable>;
 
   constructor(
-    private readonly extensionUri: vscode.Uri,
+    extensionUri: vscode.Uri,
     private readonly trainer: TrainerClient,
     private readonly log: (line: string) => void,
     private readonly hooks: TableHooks,
   ) {
-    this.slot = new PanelSlot<FromTable>({
+    this.slot = new PanelSlot(
+      {
+        viewType: TABLE_VIEW_TYPE,
+        view: 'table',
+        title: 'Episodes',
+        parse: parseFromTable,
+      },
       extensionUri,
-      view: 'table',
-      title: 'Episodes',
-      parse: parseFromTable,
-      onMessage: (m) => this.handle(m),
       log,
-    });
+      (m) => this.handle(m),
+    );
   }
 
   get isOpen(): boolean {
-    return this.slot.panel !== null;
+    return this.slot.isOpen;
   }
 
   /** A query to send with the next table (then forgotten). */
@@ -93,18 +96,7 @@ export class EpisodeTablePanel implements vscode.Disposable {
   show(source: TableSource, query?: string): void {
     this.source = source;
     this.query = query;
-    if (!this.slot.panel) {
-      const panel = vscode.window.createWebviewPanel(
-        TABLE_VIEW_TYPE,
-        'Episodes',
-        { viewColumn: vscode.ViewColumn.Active, preserveFocus: false },
-        panelOptions(this.extensionUri),
-      );
-      this.attach(panel);
-    } else {
-      this.slot.panel.reveal(undefined, false);
-      void this.send();
-    }
+    if (!this.slot.open(false)) void this.send();
     this.slot.panel!.title = `Episodes: ${path.basename(source.id)}`;
   }
 
@@ -121,16 +113,7 @@ export class EpisodeTablePanel implements vscode.Disposable {
         'episode table: the saved table is not in this workspace (or its file is not open); opening empty',
       );
     this.source = ok ? s!.source : null;
-    panel.webview.options = panelOptions(this.extensionUri);
-    this.attach(panel);
-  }
-
-  private attach(panel: vscode.WebviewPanel): void {
-    this.slot.attach(panel);
-  }
-
-  private post(m: ToTable): void {
-    this.slot.post(m);
+    this.slot.revive(panel);
   }
 
   /** Build the table of the source and send it. */
@@ -155,7 +138,7 @@ export class EpisodeTablePanel implements vscode.Disposable {
       if (this.source !== source) return; // another table was asked for meanwhile
       const query = this.query;
       this.query = undefined;
-      this.post({
+      this.slot.post({
         type: 'table',
         title: path.basename(source.id),
         source,
@@ -201,7 +184,7 @@ export class EpisodeTablePanel implements vscode.Disposable {
     if (next < 0 || next >= this.list.length) return false;
     this.position = next;
     const key = this.list[next];
-    this.post({ type: 'selected', key });
+    this.slot.post({ type: 'selected', key });
     await this.hooks.open(this.source, key);
     return true;
   }

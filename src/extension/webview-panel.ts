@@ -1,11 +1,11 @@
 /**
- * What both webview panels (the inspector and the dashboard) share: their HTML (the one bundle with
- * a nonce, the view's styles, a strict CSP), their options, and the wiring of their messages, every
- * one checked by the protocol's parser before the panel's handler sees it.
+ * What the webview panels (the inspector, the dashboard, the episode table) share: their HTML (the
+ * one bundle with a nonce, the view's styles, a strict CSP), their options, and the wiring of their
+ * messages, every one checked by the protocol's parser before the panel's handler sees it.
  */
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
-import type { Result } from '../protocol/trainer.js';
+import type { Result } from '../core/schema.js';
 
 export type WebviewView = 'inspector' | 'dashboard' | 'table';
 
@@ -17,7 +17,7 @@ function nonce(): string {
 }
 
 /** A webview's HTML: the shared bundle with a nonce, the view's styles, a strict CSP. */
-export function webviewHtml(
+function webviewHtml(
   webview: vscode.Webview,
   extensionUri: vscode.Uri,
   view: WebviewView,
@@ -54,7 +54,7 @@ ${css.map((c) => `<link rel="stylesheet" href="${c}">`).join('\n')}
 }
 
 /** The options of both panels: scripts on, kept alive when hidden, resources from media/ and dist/ only. */
-export function panelOptions(extensionUri: vscode.Uri): vscode.WebviewOptions & vscode.WebviewPanelOptions {
+function panelOptions(extensionUri: vscode.Uri): vscode.WebviewOptions & vscode.WebviewPanelOptions {
   return {
     enableScripts: true,
     retainContextWhenHidden: true,
@@ -65,57 +65,87 @@ export function panelOptions(extensionUri: vscode.Uri): vscode.WebviewOptions & 
   };
 }
 
-export interface PanelWiring<M> {
-  extensionUri: vscode.Uri;
+/** A view's panel: its VS Code view type, its page, the page's title, the parser of its page's messages. */
+export interface PanelKind<M> {
+  viewType: string;
   view: WebviewView;
   title: string;
-  /** The protocol's parser of messages from this webview. */
+  /** The protocol's parser: a message it rejects is logged and dropped, never handled. */
   parse(raw: unknown): Result<M>;
-  onMessage(m: M): void | Promise<void>;
-  log(line: string): void;
-  onDispose(): void;
-}
-
-/** Give a panel its HTML and wire its messages (checked, then handled) and its disposal. */
-export function attachPanel<M>(panel: vscode.WebviewPanel, w: PanelWiring<M>): void {
-  panel.webview.html = webviewHtml(panel.webview, w.extensionUri, w.view, w.title);
-  panel.webview.onDidReceiveMessage((raw: unknown) => {
-    const parsed = w.parse(raw);
-    if (!parsed.ok) {
-      w.log(`${w.view}: dropped a malformed message from the webview: ${parsed.error}`);
-      return;
-    }
-    void w.onMessage(parsed.value);
-  });
-  panel.onDidDispose(() => w.onDispose());
 }
 
 /**
- * The one panel a view keeps (the dashboard, the episode table): attaching a new panel disposes the
- * old one, a disposed panel is forgotten, and `ready` says whether its page has said so.
+ * The panel of a view (the dashboard's, the episode table's, an inspector's), taking messages `M`
+ * from its page and posting it `Out`: opening it again brings it forward, attaching a new panel
+ * disposes the old one, a disposed panel is forgotten (and `onClosed` told), and `ready` says
+ * whether its page has said so.
  */
-export class PanelSlot<M> {
+export class PanelSlot<M, Out> {
   panel: vscode.WebviewPanel | null = null;
   ready = false;
 
-  constructor(private readonly wiring: Omit<PanelWiring<M>, 'onDispose'>) {}
+  constructor(
+    private readonly kind: PanelKind<M>,
+    private readonly extensionUri: vscode.Uri,
+    private readonly log: (line: string) => void,
+    private readonly onMessage: (m: M) => void | Promise<void>,
+    private readonly onClosed: () => void = () => {},
+  ) {}
 
-  attach(panel: vscode.WebviewPanel): void {
+  get isOpen(): boolean {
+    return this.panel !== null;
+  }
+
+  /**
+   * Open the panel, focused, in `column` with `title` (true), or bring the open one forward, keeping
+   * the focus where it is if `preserveFocus` (false).
+   */
+  open(preserveFocus: boolean, column = vscode.ViewColumn.Active, title = this.kind.title): boolean {
+    if (this.panel) {
+      this.panel.reveal(undefined, preserveFocus);
+      return false;
+    }
+    this.attach(
+      vscode.window.createWebviewPanel(
+        this.kind.viewType,
+        title,
+        { viewColumn: column, preserveFocus: false },
+        panelOptions(this.extensionUri),
+      ),
+    );
+    return true;
+  }
+
+  /** Take the panel VS Code restores after a window reload (WebviewPanelSerializer). */
+  revive(panel: vscode.WebviewPanel): void {
+    panel.webview.options = panelOptions(this.extensionUri);
+    this.attach(panel);
+  }
+
+  private attach(panel: vscode.WebviewPanel): void {
     this.panel?.dispose();
     this.panel = panel;
     this.ready = false;
-    attachPanel(panel, {
-      ...this.wiring,
-      onDispose: () => {
-        if (this.panel === panel) {
-          this.panel = null;
-          this.ready = false;
-        }
-      },
+    const { view, title, parse } = this.kind;
+    panel.webview.html = webviewHtml(panel.webview, this.extensionUri, view, title);
+    panel.webview.onDidReceiveMessage((raw: unknown) => {
+      const parsed = parse(raw);
+      if (!parsed.ok) {
+        this.log(`${view}: dropped a malformed message from the webview: ${parsed.error}`);
+        return;
+      }
+      void this.onMessage(parsed.value);
+    });
+    panel.onDidDispose(() => {
+      if (this.panel === panel) {
+        this.panel = null;
+        this.ready = false;
+        this.onClosed();
+      }
     });
   }
 
-  post(m: unknown): void {
+  post(m: Out): void {
     void this.panel?.webview.postMessage(m);
   }
 

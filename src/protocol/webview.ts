@@ -21,20 +21,20 @@
  * after a window reload) is an `InspectorState`; the dashboard's is a `DashboardState`.
  */
 import * as v from 'valibot';
-import { COLUMNS, type Column, type EpisodeTable } from '../core/browse/table.js';
+import { COLUMNS } from '../core/browse/table.js';
 import { type ContextPolicy, ContextPolicySchema } from '../core/context/policy.js';
-import type { DumpFileSummary, DumpView } from '../core/dumps/view.js';
-import { type TrajectoryJSON, TrajectoryJSONSchema } from '../core/gym/trajectory-json.js';
-import { MASK_BUGS, type MaskBug } from '../core/rl/mask-bugs.js';
-import type { MaskCheckResult } from '../core/rl/mask-check.js';
+import { parseTrajectoryJSON, TrajectoryJSONSchema } from '../core/gym/trajectory-json.js';
+import { MASK_BUGS } from '../core/rl/mask-bugs.js';
 import {
   anyText,
   bool,
   finite,
   int,
   list,
+  ok,
   oneOf,
   parse,
+  type Result,
   show,
   strict,
   strings,
@@ -46,7 +46,6 @@ import {
   DumpFileSummarySchema,
   DumpViewSchema,
   EpisodeTableSchema,
-  type EvalContextResult,
   EvalContextResultSchema,
   MAX_EVAL_POLICIES,
   MAX_PATH,
@@ -57,180 +56,88 @@ import {
   messageName,
   type RerunResult,
   RerunResultSchema,
-  type Result,
 } from './trainer.js';
 
-/** Where the shown episode comes from, as the webview needs it. */
-export interface SourceInfo {
-  /** The run's folder name (null: no run). */
-  run: string | null;
-  /** The run's folder (to find it again after a window reload). */
-  dir: string | null;
-  /** The model that reruns, re-evaluations and the mask check use, as a label (null: none, a scripted run). */
-  model: string | null;
-  /** True when the run has a critic (checkpoints/critic): every credit column can be computed. */
-  critic: boolean;
-  /** The run's context policy (full unless its config names one). */
-  contextPolicy: ContextPolicy;
-  /** Null when retraining with a context policy is available, else why not. */
-  retrainUnavailable: string | null;
-}
-
-export type AnalysisOp = 'credit' | 'rerun' | 'evaluate' | 'retrain';
-export const ANALYSIS_OPS = ['credit', 'rerun', 'evaluate', 'retrain'] as const;
-
-export type ToWebview =
-  | { type: 'show'; episode: TrajectoryJSON; title: string; backend?: string; source?: SourceInfo }
-  | { type: 'maskResult'; requestId: number; result: MaskCheckResult; backend: string }
-  | { type: 'maskError'; requestId: number; message: string }
-  | { type: 'creditResult'; requestId: number; result: CreditResult }
-  | { type: 'rerunResult'; requestId: number; result: RerunResult }
-  | { type: 'evalResult'; requestId: number; label: string; result: EvalContextResult }
-  /** A retraining ended: `complete` false when it was cancelled after `steps` steps (kept on disk). */
-  | { type: 'retrainDone'; requestId: number; run: string; label: string; steps: number; complete: boolean }
-  | { type: 'jobProgress'; requestId: number; message: string }
-  | { type: 'jobError'; requestId: number; op: AnalysisOp; message: string }
-  | {
-      type: 'showDump';
-      title: string;
-      summary: DumpFileSummary;
-      view: DumpView;
-      /** Which sample of the record (a prime-rl record holds one per branch), of how many. */
-      sample: number;
-      samples: number;
-    };
-
-export type FromWebview =
-  | { type: 'ready' }
-  | { type: 'maskCheck'; requestId: number; bug: MaskBug }
-  | { type: 'credit'; requestId: number }
-  | { type: 'rerun'; requestId: number; policy: ContextPolicy; n: number }
-  | { type: 'evaluate'; requestId: number; policies: ContextPolicy[]; model: 'run' | 'retrained' }
-  | { type: 'retrain'; requestId: number; policy: ContextPolicy; steps: number }
-  /** Stop an analysis this inspector started (at its next step boundary). */
-  | { type: 'cancelJob'; requestId: number; op: AnalysisOp }
-  | { type: 'openDashboard' }
-  /** Show the previous or next record with findings (of one rule, or any) of the dump file shown. */
-  | { type: 'dumpNav'; direction: -1 | 1; rule: string | null }
-  /** Show the previous or next row of the episode table's filtered order. */
-  | { type: 'walk'; direction: -1 | 1 }
-  /** Open this run's episode table with a query (this episode's group, its task across steps). */
-  | { type: 'browse'; query: string }
-  /** Give the keyboard back to the run explorer (Escape). */
-  | { type: 'focusTree' }
-  /** Open a second inspector beside this one on the same episode (to compare side by side). */
-  | { type: 'openBeside' };
-
-export interface InspectorState {
-  episode: TrajectoryJSON;
-  title: string;
-  bug: MaskBug;
-  source?: SourceInfo;
-  /** The context policy in the editor. */
-  policy?: ContextPolicy;
-  /** The call whose view the strip shows (null: the whole episode). */
-  call?: number | null;
-  /** An episode pinned to compare others with. */
-  pinned?: { episode: TrajectoryJSON; title: string };
-}
-
-/** One training curve's data: a run's per-step statistics. */
-export interface RunSeries {
-  /** The run folder (an id). */
-  id: string;
-  /** Its name in the legend. */
-  name: string;
-  /** Runs with the same group (the seeds of one arm) are drawn as mean ± sd. */
-  group: string;
-  /** True while a job writes it. */
-  live: boolean;
-  steps: number[];
-  /** Per metric, one value per step (NaN-free: a missing value is null). */
-  metrics: Record<string, (number | null)[]>;
-  /** The held-out result of a finished run (summary.json), by metric; null when not evaluated. */
-  heldout?: Record<string, number> | null;
-}
-
-/** A recipe table (recipe.json), with the spread over seeds when aggregated. */
-export interface TableData {
-  title: string;
-  columns: string[];
-  rows: (string | number)[][];
-  digits?: number[];
-  spread?: (number | null)[][];
-  /** Where it comes from (the recipe folder). */
-  source: string;
-}
-
-export type ToDashboard =
-  | { type: 'runs'; roots: string[]; runs: RunSeries[]; tables: TableData[]; notes: string[] }
-  | { type: 'exported'; file: string };
-
-export type FromDashboard = { type: 'ready' } | { type: 'exportSvg'; name: string; svg: string };
-
-export interface DashboardState {
-  /** The folders shown (runs or recipe folders). */
-  roots: string[];
-  /** The curves' smoothing weight (one of SMOOTHING; 0: raw). */
-  smoothing?: number;
-}
-
-/** The per-step metrics of figure 12.2, in the dashboard's order. */
-export const CURVE_METRICS = ['pass_rate', 'reads', 'tests', 'edits', 'turns', 'reward'] as const;
-
-/**
- * The optimisation diagnostics history.jsonl may hold (a chart each when a run has it): the loss,
- * the PPO ratio's approx KL and clip fraction, the entropy, the gradient norm, invalid calls per
- * turn, and a critic's value loss and explained variance.
- */
-export const DIAGNOSTIC_METRICS = [
-  'loss',
-  'approx_kl',
-  'entropy',
-  'clip_frac',
-  'grad_norm',
-  'invalid_per_turn',
-  'value_loss',
-  'explained_variance',
-] as const;
-
-/** Smoothing weights the dashboard offers (an exponential moving average, as TensorBoard's). */
-export const SMOOTHING = [0, 0.6, 0.9] as const;
-
-/** A short label of a context policy (`keep_obs=1`). */
-export function policyLabel(p: ContextPolicy): string {
-  switch (p.kind) {
-    case 'full':
-      return 'full';
-    case 'keepObs':
-      return `keep_obs=${p.k}`;
-    case 'truncateOldest':
-      return `truncate ${p.maxTokens}`;
-    case 'summarize':
-      return 'summarize';
-  }
-}
+/** An episode as the webview receives it (the `episode` of show, the episodes of a rerun). */
+export type { TrajectoryJSON } from '../core/gym/trajectory-json.js';
+/** The mask bugs the mask debugger offers, and their labels: the `bug` of a maskCheck message. */
+export { MASK_BUG_LABELS, MASK_BUGS, type MaskBug } from '../core/rl/mask-bugs.js';
 
 const RequestId = int(0, Number.MAX_SAFE_INTEGER);
 const Label = anyText(400);
-const isObject = (x: unknown): x is Record<string, unknown> =>
-  typeof x === 'object' && x !== null && !Array.isArray(x);
+const Direction = v.picklist([-1, 1], 'expected -1 or 1');
+const unknownType = (i: v.BaseIssue<unknown>) => `unknown message type ${show(i.input)}`;
 
+/** A transform typing a checked value by one of the core's readers; the reader's rejection is an issue. */
+const typedBy = <T, U>(read: (x: T) => Result<U>) =>
+  v.rawTransform<T, U>(({ dataset, addIssue, NEVER }) => {
+    const r = read(dataset.value);
+    if (r.ok) return r.value;
+    addIssue({ message: r.error });
+    return NEVER;
+  });
+
+/**
+ * An episode: checked by the trajectory schema (a rejection names the field inside the message),
+ * then typed as the core's TrajectoryJSON by the core's reader, `parseTrajectoryJSON`, the one
+ * place that promises that shape (the schema's own output type leaves the task and info loose).
+ */
+const Episode = v.pipe(
+  TrajectoryJSONSchema,
+  typedBy((x: v.InferOutput<typeof TrajectoryJSONSchema>) => parseTrajectoryJSON(x)),
+);
+
+/** A rerun's result as the trainer's RerunResult, its episodes typed as Episode's. */
+const RerunShown = v.pipe(
+  RerunResultSchema,
+  typedBy((r: v.InferOutput<typeof RerunResultSchema>): Result<RerunResult> => {
+    const episodes = [];
+    for (const x of r.episodes) {
+      const e = parseTrajectoryJSON(x);
+      if (!e.ok) return e;
+      episodes.push(e.value);
+    }
+    return ok({ ...r, episodes });
+  }),
+);
+
+/** A credit table as the trainer's CreditResult (each row's keys beyond a CallRow's are not typed). */
+const CreditShown = v.pipe(
+  CreditResultSchema,
+  v.transform((r): CreditResult => r),
+);
+
+// ---------------------------------------------------------------------------------------------
+// The inspector
+// ---------------------------------------------------------------------------------------------
+
+/** Where the shown episode comes from, as the webview needs it. */
 export const SourceInfoSchema = strict({
+  /** The run's folder name (null: no run). */
   run: v.nullable(anyText(MAX_PATH)),
+  /** The run's folder (to find it again after a window reload). */
   dir: v.nullable(anyText(MAX_PATH)),
+  /** The model that reruns, re-evaluations and the mask check use, as a label (null: none, a scripted run). */
   model: v.nullable(anyText(MAX_PATH)),
+  /** True when the run has a critic (checkpoints/critic): every credit column can be computed. */
   critic: bool(),
+  /** The run's context policy (full unless its config names one). */
   contextPolicy: ContextPolicySchema,
+  /** Null when retraining with a context policy is available, else why not. */
   retrainUnavailable: v.nullable(anyText(400)),
 });
+export type SourceInfo = v.InferOutput<typeof SourceInfoSchema>;
+
+/** The analyses an inspector runs in the trainer process (at most one of each at a time). */
+export const ANALYSIS_OPS = ['credit', 'rerun', 'evaluate', 'retrain'] as const;
+export type AnalysisOp = (typeof ANALYSIS_OPS)[number];
 
 const ToWebviewSchema = v.variant(
   'type',
   [
     v.strictObject({
       type: v.literal('show'),
-      episode: TrajectoryJSONSchema,
+      episode: Episode,
       title: Label,
       backend: v.optional(Label),
       source: v.optional(SourceInfoSchema),
@@ -242,14 +149,15 @@ const ToWebviewSchema = v.variant(
       backend: Label,
     }),
     v.strictObject({ type: v.literal('maskError'), requestId: RequestId, message: anyText() }),
-    v.strictObject({ type: v.literal('creditResult'), requestId: RequestId, result: CreditResultSchema }),
-    v.strictObject({ type: v.literal('rerunResult'), requestId: RequestId, result: RerunResultSchema }),
+    v.strictObject({ type: v.literal('creditResult'), requestId: RequestId, result: CreditShown }),
+    v.strictObject({ type: v.literal('rerunResult'), requestId: RequestId, result: RerunShown }),
     v.strictObject({
       type: v.literal('evalResult'),
       requestId: RequestId,
       label: Label,
       result: EvalContextResultSchema,
     }),
+    /** A retraining ended: `complete` false when it was cancelled after `steps` steps (kept on disk). */
     v.strictObject({
       type: v.literal('retrainDone'),
       requestId: RequestId,
@@ -263,6 +171,7 @@ const ToWebviewSchema = v.variant(
       title: Label,
       summary: DumpFileSummarySchema,
       view: DumpViewSchema,
+      /** Which sample of the record (a prime-rl record holds one per branch), of how many. */
       sample: int(0, 1000),
       samples: int(1, 1000),
     }),
@@ -274,8 +183,10 @@ const ToWebviewSchema = v.variant(
       message: anyText(),
     }),
   ],
-  (i) => `unknown message type ${show(i.input)}`,
+  unknownType,
 );
+/** A message from the host to the inspector webview. */
+export type ToWebview = v.InferOutput<typeof ToWebviewSchema>;
 
 const FromWebviewSchema = v.variant(
   'type',
@@ -301,47 +212,116 @@ const FromWebviewSchema = v.variant(
       policy: ContextPolicySchema,
       steps: int(1, MAX_RETRAIN_STEPS),
     }),
+    /** Stop an analysis this inspector started (at its next step boundary). */
     v.strictObject({ type: v.literal('cancelJob'), requestId: RequestId, op: oneOf(ANALYSIS_OPS) }),
     v.strictObject({ type: v.literal('openDashboard') }),
-    v.strictObject({ type: v.literal('walk'), direction: v.picklist([-1, 1], 'expected -1 or 1') }),
+    /** Show the previous or next row of the episode table's filtered order. */
+    v.strictObject({ type: v.literal('walk'), direction: Direction }),
+    /** Open this run's episode table with a query (this episode's group, its task across steps). */
     v.strictObject({ type: v.literal('browse'), query: anyText(2000) }),
+    /** Give the keyboard back to the run explorer (Escape). */
     v.strictObject({ type: v.literal('focusTree') }),
+    /** Open a second inspector beside this one on the same episode (to compare side by side). */
     v.strictObject({ type: v.literal('openBeside') }),
-    v.strictObject({
-      type: v.literal('dumpNav'),
-      direction: v.picklist([-1, 1], 'expected -1 or 1'),
-      rule: v.nullable(text(40)),
-    }),
+    /** Show the previous or next record with findings (of one rule, or any) of the dump file shown. */
+    v.strictObject({ type: v.literal('dumpNav'), direction: Direction, rule: v.nullable(text(40)) }),
   ],
-  (i) => `unknown message type ${show(i.input)}`,
+  unknownType,
 );
+/** A message from the inspector webview to the host. */
+export type FromWebview = v.InferOutput<typeof FromWebviewSchema>;
 
 const InspectorStateSchema = strict({
-  episode: TrajectoryJSONSchema,
+  episode: Episode,
   title: Label,
   bug: oneOf(MASK_BUGS),
   source: v.optional(SourceInfoSchema),
+  /** The context policy in the editor. */
   policy: v.optional(ContextPolicySchema),
+  /** The call whose view the strip shows (null: the whole episode). */
   call: v.optional(v.nullable(int(0, 10_000))),
-  pinned: v.optional(strict({ episode: TrajectoryJSONSchema, title: Label })),
+  /** An episode pinned to compare others with. */
+  pinned: v.optional(strict({ episode: Episode, title: Label })),
 });
+/** What the inspector webview saves (`setState`) and the panel serializer restores. */
+export type InspectorState = v.InferOutput<typeof InspectorStateSchema>;
+
+/** A mask check's result as the mask debugger receives it. */
+export type MaskCheckResult = v.InferOutput<typeof MaskCheckResultSchema>;
+
+/** One call of the credit table (figure 12.1) as the inspector receives it. */
+export type CallRow = CreditResult['calls'][number];
+
+type ShowDump = Extract<ToWebview, { type: 'showDump' }>;
+/** A dump file's summary (its records, findings per rule) as the inspector receives it. */
+export type DumpFileSummary = ShowDump['summary'];
+/** One sample of a dump file's record, as the inspector shows it. */
+export type DumpView = ShowDump['view'];
+
+/** A short label of a context policy (`keep_obs=1`). */
+export function policyLabel(p: ContextPolicy): string {
+  switch (p.kind) {
+    case 'full':
+      return 'full';
+    case 'keepObs':
+      return `keep_obs=${p.k}`;
+    case 'truncateOldest':
+      return `truncate ${p.maxTokens}`;
+    case 'summarize':
+      return 'summarize';
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The training dashboard
+// ---------------------------------------------------------------------------------------------
+
+/** The per-step metrics of figure 12.2, in the dashboard's order. */
+export const CURVE_METRICS = ['pass_rate', 'reads', 'tests', 'edits', 'turns', 'reward'] as const;
+
+/**
+ * The optimisation diagnostics history.jsonl may hold (a chart each when a run has it): the loss,
+ * the PPO ratio's approx KL and clip fraction, the entropy, the gradient norm, invalid calls per
+ * turn, and a critic's value loss and explained variance.
+ */
+export const DIAGNOSTIC_METRICS = [
+  'loss',
+  'approx_kl',
+  'entropy',
+  'clip_frac',
+  'grad_norm',
+  'invalid_per_turn',
+  'value_loss',
+  'explained_variance',
+] as const;
+
+/** Smoothing weights the dashboard offers (an exponential moving average, as TensorBoard's). */
+export const SMOOTHING = [0, 0.6, 0.9] as const;
+export type Smoothing = (typeof SMOOTHING)[number];
 
 const NullableNumbers = v.custom<(number | null)[]>(
   (x) => Array.isArray(x) && x.every((n) => n === null || (typeof n === 'number' && Number.isFinite(n))),
   'expected numbers or null',
 );
 
+/** One training curve's data: a run's per-step statistics. */
 const RunSeriesSchema = v.pipe(
   strict({
+    /** The run folder (an id). */
     id: anyText(MAX_PATH),
+    /** Its name in the legend. */
     name: anyText(MAX_PATH),
+    /** Runs with the same group (the seeds of one arm) are drawn as mean ± sd. */
     group: anyText(MAX_PATH),
+    /** True while a job writes it. */
     live: bool(),
     steps: v.custom<number[]>(
       (x) => Array.isArray(x) && x.length <= 1_000_000 && x.every((n) => Number.isInteger(n)),
       'expected integers',
     ),
+    /** Per metric, one value per step (NaN-free: a missing value is null). */
     metrics: v.record(v.string(), NullableNumbers),
+    /** The held-out result of a finished run (summary.json), by metric; null when not evaluated. */
     heldout: v.optional(v.nullable(v.record(v.string(), finite()))),
   }),
   v.check(
@@ -349,16 +329,20 @@ const RunSeriesSchema = v.pipe(
     'expected one number or null per step in every metric',
   ),
 );
+export type RunSeries = v.InferOutput<typeof RunSeriesSchema>;
 
 const Cell = v.union([v.string(), finite(), v.null()], 'expected a string, a number or null');
+/** A recipe table (recipe.json), with the spread over seeds when aggregated. */
 const TableSchema = strict({
   title: anyText(1000),
   columns: list(anyText(1000), 0, 200),
   rows: list(list(Cell, 0, 200), 0, 10_000),
   digits: v.optional(list(int(0, 12), 0, 200)),
   spread: v.optional(list(list(v.nullable(finite()), 0, 200), 0, 10_000)),
+  /** Where it comes from (the recipe folder). */
   source: anyText(MAX_PATH),
 });
+export type TableData = v.InferOutput<typeof TableSchema>;
 
 const ToDashboardSchema = v.variant(
   'type',
@@ -372,8 +356,10 @@ const ToDashboardSchema = v.variant(
     }),
     v.strictObject({ type: v.literal('exported'), file: anyText(MAX_PATH) }),
   ],
-  (i) => `unknown message type ${show(i.input)}`,
+  unknownType,
 );
+/** A message from the host to the dashboard webview. */
+export type ToDashboard = v.InferOutput<typeof ToDashboardSchema>;
 
 /** The largest SVG the dashboard may hand to the host for saving. */
 export const MAX_SVG_BYTES = 5_000_000;
@@ -411,96 +397,27 @@ const FromDashboardSchema = v.variant(
       ),
     }),
   ],
-  (i) => `unknown message type ${show(i.input)}`,
+  unknownType,
 );
+/** A message from the dashboard webview to the host. */
+export type FromDashboard = v.InferOutput<typeof FromDashboardSchema>;
 
 const DashboardStateSchema = strict({
+  /** The folders shown (runs or recipe folders). */
   roots: list(anyText(MAX_PATH), 0, 1000),
+  /** The curves' smoothing weight (one of SMOOTHING; 0: raw). */
   smoothing: v.optional(v.picklist(SMOOTHING, `expected one of ${SMOOTHING.join(', ')}`)),
 });
-
-/** Parse a message by its schema, prefixed by its type; never throws. */
-function parseMessage<T>(schema: v.GenericSchema, x: unknown): Result<T> {
-  if (!isObject(x)) return { ok: false, error: 'message: expected an object' };
-  return parse(schema, x, messageName(x)) as Result<T>;
-}
-
-/** Check a message arriving in the inspector webview. */
-export function parseToWebview(x: unknown): Result<ToWebview> {
-  return parseMessage<ToWebview>(ToWebviewSchema, x);
-}
-
-/** Check a message arriving in the extension host from the inspector webview. */
-export function parseFromWebview(x: unknown): Result<FromWebview> {
-  return parseMessage<FromWebview>(FromWebviewSchema, x);
-}
-
-/** Check saved webview state (from getState or the serializer); null when unusable. */
-export function parseInspectorState(x: unknown): InspectorState | null {
-  const r = parse(InspectorStateSchema, x, 'state');
-  return r.ok ? (r.value as unknown as InspectorState) : null;
-}
-
-/** Check a message arriving in the dashboard webview. */
-export function parseToDashboard(x: unknown): Result<ToDashboard> {
-  return parseMessage<ToDashboard>(ToDashboardSchema, x);
-}
-
-/** Check a message arriving in the extension host from the dashboard webview. */
-export function parseFromDashboard(x: unknown): Result<FromDashboard> {
-  return parseMessage<FromDashboard>(FromDashboardSchema, x);
-}
-
-/** Check saved dashboard state; null when unusable. */
-export function parseDashboardState(x: unknown): DashboardState | null {
-  const r = parse(DashboardStateSchema, x, 'state');
-  return r.ok ? r.value : null;
-}
+/** What the dashboard webview saves across a reload. */
+export type DashboardState = v.InferOutput<typeof DashboardStateSchema>;
 
 // ---------------------------------------------------------------------------------------------
 // The episode table
-//   host -> webview   table {title, source, table}   selected {key}
-//   webview -> host   ready   open {key, list}   list {keys}
 // ---------------------------------------------------------------------------------------------
 
-/** What a table lists: a run's episodes or a dump file's records. */
-export interface TableSource {
-  kind: 'run' | 'file';
-  /** The run folder or the file. */
-  id: string;
-}
-
+/** What a table lists: a run's episodes or a dump file's records (`id`: the run folder or the file). */
 const TableSourceSchema = strict({ kind: oneOf(['run', 'file'] as const), id: anyText(MAX_PATH) });
-
-export type ToTable =
-  | {
-      type: 'table';
-      title: string;
-      source: TableSource;
-      table: EpisodeTable;
-      notes: string[];
-      /** A query to apply (an inspector's "this group" or "this task across steps"). */
-      query?: string;
-    }
-  | { type: 'selected'; key: string };
-
-export type FromTable =
-  | { type: 'ready' }
-  /** Open a row in the inspector; `list` is the filtered, sorted order to walk with next/previous. */
-  | { type: 'open'; key: string; list: string[] }
-  | { type: 'list'; keys: string[] }
-  /** Give the keyboard back to the run explorer (Escape). */
-  | { type: 'focusTree' }
-  /** Open a second inspector beside this one on the same episode (to compare side by side). */
-  | { type: 'openBeside' };
-
-/** What the table keeps across a reload. */
-export interface TableState {
-  source: TableSource;
-  query: string;
-  sort: { column: Column; descending: boolean } | null;
-  selected: string | null;
-}
+export type TableSource = v.InferOutput<typeof TableSourceSchema>;
 
 const Keys = strings(MAX_TABLE_ROWS);
 
@@ -513,24 +430,32 @@ const ToTableSchema = v.variant(
       source: TableSourceSchema,
       table: EpisodeTableSchema,
       notes: list(anyText(10_000), 0, 50),
+      /** A query to apply (an inspector's "this group" or "this task across steps"). */
       query: v.optional(anyText(2000)),
     }),
     v.strictObject({ type: v.literal('selected'), key: anyText(200) }),
   ],
-  (i) => `unknown message type ${show(i.input)}`,
+  unknownType,
 );
+/** A message from the host to the episode table webview. */
+export type ToTable = v.InferOutput<typeof ToTableSchema>;
 
 const FromTableSchema = v.variant(
   'type',
   [
     v.strictObject({ type: v.literal('ready') }),
+    /** Open a row in the inspector; `list` is the filtered, sorted order to walk with next/previous. */
     v.strictObject({ type: v.literal('open'), key: anyText(200), list: Keys }),
     v.strictObject({ type: v.literal('list'), keys: Keys }),
+    /** Give the keyboard back to the run explorer (Escape). */
     v.strictObject({ type: v.literal('focusTree') }),
+    /** Open a second inspector beside this one on the same episode (to compare side by side). */
     v.strictObject({ type: v.literal('openBeside') }),
   ],
-  (i) => `unknown message type ${show(i.input)}`,
+  unknownType,
 );
+/** A message from the episode table webview to the host. */
+export type FromTable = v.InferOutput<typeof FromTableSchema>;
 
 const TableStateSchema = strict({
   source: TableSourceSchema,
@@ -538,19 +463,47 @@ const TableStateSchema = strict({
   sort: v.nullable(strict({ column: oneOf(COLUMNS), descending: bool() })),
   selected: v.nullable(anyText(200)),
 });
+/** What the table keeps across a reload. */
+export type TableState = v.InferOutput<typeof TableStateSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// The parsers: each never throws; a message is rejected with its type and the path of the problem.
+// ---------------------------------------------------------------------------------------------
+
+const isObject = (x: unknown): x is Record<string, unknown> =>
+  typeof x === 'object' && x !== null && !Array.isArray(x);
+
+/** A parser of messages by one schema: errors are prefixed by the message's type. */
+const messageParser =
+  <S extends v.GenericSchema>(schema: S) =>
+  (x: unknown): Result<v.InferOutput<S>> =>
+    isObject(x) ? parse(schema, x, messageName(x)) : { ok: false, error: 'message: expected an object' };
+
+/** A parser of saved webview state (from getState or the serializer): null when unusable. */
+const stateParser =
+  <S extends v.GenericSchema>(schema: S) =>
+  (x: unknown): v.InferOutput<S> | null => {
+    const r = parse(schema, x, 'state');
+    return r.ok ? r.value : null;
+  };
+
+/** Check a message arriving in the inspector webview. */
+export const parseToWebview = messageParser(ToWebviewSchema);
+/** Check a message arriving in the extension host from the inspector webview. */
+export const parseFromWebview = messageParser(FromWebviewSchema);
+/** Check the inspector's saved state. */
+export const parseInspectorState = stateParser(InspectorStateSchema);
+
+/** Check a message arriving in the dashboard webview. */
+export const parseToDashboard = messageParser(ToDashboardSchema);
+/** Check a message arriving in the extension host from the dashboard webview. */
+export const parseFromDashboard = messageParser(FromDashboardSchema);
+/** Check the dashboard's saved state. */
+export const parseDashboardState = stateParser(DashboardStateSchema);
 
 /** Check a message arriving in the episode table webview. */
-export function parseToTable(x: unknown): Result<ToTable> {
-  return parseMessage<ToTable>(ToTableSchema, x);
-}
-
+export const parseToTable = messageParser(ToTableSchema);
 /** Check a message arriving in the host from the episode table webview. */
-export function parseFromTable(x: unknown): Result<FromTable> {
-  return parseMessage<FromTable>(FromTableSchema, x);
-}
-
-/** Check the table's saved state; null when unusable. */
-export function parseTableState(x: unknown): TableState | null {
-  const r = parse(TableStateSchema, x, 'state');
-  return r.ok ? (r.value as TableState) : null;
-}
+export const parseFromTable = messageParser(FromTableSchema);
+/** Check the table's saved state. */
+export const parseTableState = stateParser(TableStateSchema);

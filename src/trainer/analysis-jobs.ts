@@ -1,5 +1,5 @@
 /**
- * The inspector's analysis jobs (issue 8), run in the trainer process: per-call credit (figure
+ * The inspector's analysis jobs, run in the trainer process: per-call credit (figure
  * 12.1), reruns of an episode's task under an edited context policy, held-out evaluation under
  * context policies (figure 12.3's columns) and, when the core has it, retraining with one.
  * Each handler loads what it needs (policy, critic) and calls the core functions.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the end-to-end test needs, idempotently (a second run takes about a second):
 # Debian packages (chromium, and what code-server's native modules build with), then
-# code-server and playwright-core into test/e2e/node_modules. See ../../../shared/E2E.md.
+# code-server and playwright-core into test/e2e/node_modules (pinned in test/e2e/package.json:
+# code-server 4.100.3 is the newest whose engines.node is 20).
 set -euo pipefail
 cd "$(dirname "$0")"
 

@@ -5,9 +5,12 @@
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { before, beforeEach, describe, it } from 'node:test';
+import type * as vscode from 'vscode';
 import type { DumpFileSummary, DumpView } from '../../src/core/dumps/view.js';
 import { makeEnv, oracle, Rng, randomizeNames, runScripted, toTrajectoryJSON } from '../../src/core/index.js';
-import type { Job } from '../../src/protocol/trainer.js';
+import type { InspectorHooks, InspectorTrainer } from '../../src/extension/inspector.js';
+import type { RunningJob } from '../../src/extension/trainer-client.js';
+import type { Job, JobKind, JobResults } from '../../src/protocol/trainer.js';
 import { tok, train } from '../fixtures.js';
 import { type FakePanel, installVscodeStub, resetStub, state, Uri } from './vscode-stub.js';
 
@@ -32,16 +35,21 @@ before(async () => {
   };
 });
 
+type JobOf<K extends JobKind> = Extract<Job, { kind: K }>;
+/** What a fake trainer answers a job of each kind with (a kind without an answer fails). */
+type Answers = { [K in JobKind]?: (job: JobOf<K>) => JobResults[K] | Promise<JobResults[K]> };
+
 /** A trainer that answers each job kind with a function of the job (or fails with its error). */
-function fakeTrainer(answers: Partial<Record<Job['kind'], (job: Job) => unknown>>) {
+function fakeTrainer(answers: Answers) {
   const started: Job[] = [];
-  const trainer = {
+  const trainer: InspectorTrainer = {
     backend: 'cpu (fake)',
     jobs: ['maskCheck', 'creditTable', 'rerun', 'evalContext', 'retrain', 'dumpOpen', 'dumpSample'],
     async ensureStarted() {},
-    async start(job: Job) {
+    async start<K extends JobKind>(job: JobOf<K>): Promise<RunningJob<K>> {
       started.push(job);
-      const f = answers[job.kind];
+      const kind: K = job.kind;
+      const f = answers[kind];
       const result = f
         ? Promise.resolve().then(() => f(job))
         : Promise.reject(new Error(`no ${job.kind} here`));
@@ -53,12 +61,25 @@ function fakeTrainer(answers: Partial<Record<Job['kind'], (job: Job) => unknown>
   return { trainer, started };
 }
 
+/** An inspector's hooks that do nothing, with the workspace's runs folder (none: no folder open). */
+function hooks(runsRoot?: string): InspectorHooks {
+  return { runsRoot: () => runsRoot, openDashboard: () => {}, runChanged: () => {} };
+}
+
+/**
+ * The stub's stand-in for an object of type T (a vscode Uri, panel, tree view or output channel, the
+ * trainer client of the commands): it implements only what the code under test uses.
+ */
+function standIn<T>(stub: object): T {
+  return stub as T;
+}
+
 const episode = toTrajectoryJSON(
   runScripted(oracle, makeEnv(), randomizeNames(train[1], new Rng(1)), tok, new Rng(2)),
   tok,
   { step: 0, index: 0 },
 );
-const extensionUri = Uri.file('/ext') as never;
+const extensionUri = standIn<vscode.Uri>(Uri.file('/ext'));
 const tick = () => new Promise((r) => setTimeout(r, 5));
 const postedOf = (p: FakePanel, type: string) =>
   p.posted.filter((m) => (m as { type: string }).type === type);
@@ -102,17 +123,16 @@ function view(record: number): DumpView {
   };
 }
 
+/** A trainer's answer to a dumpSample job: the record's one sample. */
+const dumpSample: Answers['dumpSample'] = (job) => ({ views: [view(job.record)] });
+
 describe('the inspector panel', () => {
   beforeEach(() => resetStub());
 
   it('opens beside the editor with a strict CSP whose nonce is the script tag’s', () => {
     const { trainer } = fakeTrainer({});
     const logs: string[] = [];
-    const ins = new ext.Inspector(extensionUri, trainer as never, (l) => logs.push(l), {
-      runsRoot: () => undefined,
-      openDashboard: () => {},
-      runChanged: () => {},
-    });
+    const ins = new ext.Inspector(extensionUri, trainer, (l) => logs.push(l), hooks());
     ins.show(episode, 'an episode');
     assert.equal(state.panels.length, 1);
     const p = state.panels[0];
@@ -131,9 +151,9 @@ describe('the inspector panel', () => {
     const refused: string[] = [];
     const all = new ext.Inspectors(
       extensionUri,
-      trainer as never,
+      trainer,
       () => {},
-      { runsRoot: () => undefined, openDashboard: () => {}, runChanged: () => {} },
+      hooks(),
       (m) => refused.push(m),
     );
     all.show(episode, 'first');
@@ -173,14 +193,8 @@ describe('the inspector panel', () => {
   });
 
   it('open beside on a dump record reads the same record into the second inspector', async () => {
-    const { trainer, started } = fakeTrainer({
-      dumpSample: (job) => ({ views: [view((job as { record: number }).record)] }),
-    });
-    const all = new ext.Inspectors(extensionUri, trainer as never, () => {}, {
-      runsRoot: () => undefined,
-      openDashboard: () => {},
-      runChanged: () => {},
-    });
+    const { trainer, started } = fakeTrainer({ dumpSample });
+    const all = new ext.Inspectors(extensionUri, trainer, () => {}, hooks());
     const s = summary();
     await all.showDump({ file: s.file, tokenizer: null }, s, 3);
     state.panels[0].send({ type: 'openBeside' });
@@ -200,11 +214,7 @@ describe('the inspector panel', () => {
     let started: () => void = () => {};
     const ready = new Promise<void>((r) => (started = r));
     trainer.ensureStarted = () => ready;
-    const ins = new ext.Inspector(extensionUri, trainer as never, () => {}, {
-      runsRoot: () => undefined,
-      openDashboard: () => {},
-      runChanged: () => {},
-    });
+    const ins = new ext.Inspector(extensionUri, trainer, () => {}, hooks());
     ins.show(episode, 'slow start');
     const p = state.panels[0];
     p.send({ type: 'ready' }); // both the show and the ready now wait for the trainer
@@ -222,14 +232,21 @@ describe('the inspector panel', () => {
 
   it('answers ready with the episode, drops a malformed request, runs the mask check in the trainer', async () => {
     const { trainer, started } = fakeTrainer({
-      maskCheck: () => ({ bug: 'tool', totalFlags: 3 }),
+      maskCheck: () => ({
+        bug: 'tool',
+        lossMask: [],
+        gradMagnitude: [],
+        hasGradient: [],
+        policyOwned: [],
+        cut: [],
+        flags: [],
+        byOwner: [],
+        totalFlags: 3,
+        loss: 0,
+      }),
     });
     const logs: string[] = [];
-    const ins = new ext.Inspector(extensionUri, trainer as never, (l) => logs.push(l), {
-      runsRoot: () => undefined,
-      openDashboard: () => {},
-      runChanged: () => {},
-    });
+    const ins = new ext.Inspector(extensionUri, trainer, (l) => logs.push(l), hooks());
     ins.show(episode, 'ep');
     const p = state.panels[0];
     p.send({ type: 'ready' });
@@ -252,11 +269,7 @@ describe('the inspector panel', () => {
   it('a revived panel reopens only a run inside the workspace’s runs (its saved state is not trusted)', async () => {
     const { trainer } = fakeTrainer({});
     const logs: string[] = [];
-    const ins = new ext.Inspector(extensionUri, trainer as never, (l) => logs.push(l), {
-      runsRoot: () => '/ws/.episode-lab/runs',
-      openDashboard: () => {},
-      runChanged: () => {},
-    });
+    const ins = new ext.Inspector(extensionUri, trainer, (l) => logs.push(l), hooks('/ws/.episode-lab/runs'));
     const forged = {
       episode,
       title: 'forged',
@@ -272,7 +285,7 @@ describe('the inspector panel', () => {
     };
     const { FakePanel } = await import('./vscode-stub.js');
     const panel = new FakePanel('episodeLab.inspector', 'Inspector', {}, {});
-    ins.revive(panel as never, forged);
+    ins.revive(standIn<vscode.WebviewPanel>(panel), forged);
     panel.send({ type: 'ready' });
     await tick();
     const shown = postedOf(panel, 'show') as { source: { dir: string | null } }[];
@@ -282,11 +295,7 @@ describe('the inspector panel', () => {
 
   it('one analysis of each kind at a time: a second request waits its turn with a clear answer', async () => {
     const { trainer, started } = fakeTrainer({ rerun: () => new Promise(() => {}) });
-    const ins = new ext.Inspector(extensionUri, trainer as never, () => {}, {
-      runsRoot: () => undefined,
-      openDashboard: () => {},
-      runChanged: () => {},
-    });
+    const ins = new ext.Inspector(extensionUri, trainer, () => {}, hooks());
     ins.show(episode, 'ep', null);
     (ins as unknown as { current: { src: { model: string } } }).current.src.model = 'base';
     const p = state.panels[0];
@@ -299,18 +308,14 @@ describe('the inspector panel', () => {
   });
 
   it('a retrain runs the steps asked for; cancel stops it and a cancelled retrain is not evaluated', async () => {
-    let finish: (r: unknown) => void = () => {};
+    let finish: (r: JobResults['retrain']) => void = () => {};
     const { trainer, started } = fakeTrainer({
       retrain: () => new Promise((r) => (finish = r)),
       evalContext: () => ({ model: 'x', episodes: 8, rows: [] }),
     });
     const cancelled: string[] = [];
     Object.assign(trainer, { cancel: (id: string) => cancelled.push(id) });
-    const ins = new ext.Inspector(extensionUri, trainer as never, () => {}, {
-      runsRoot: () => '/ws/.episode-lab/runs',
-      openDashboard: () => {},
-      runChanged: () => {},
-    });
+    const ins = new ext.Inspector(extensionUri, trainer, () => {}, hooks('/ws/.episode-lab/runs'));
     ins.show(episode, 'ep', null);
     const p = state.panels[0];
     p.send({ type: 'retrain', requestId: 4, policy: { kind: 'keepObs', k: 1 }, steps: 7 });
@@ -337,13 +342,47 @@ describe('the inspector panel', () => {
     );
   });
 
+  it('a request the inspector cannot serve is its error, and starts nothing', async () => {
+    const { trainer, started } = fakeTrainer({});
+    const ins = new ext.Inspector(extensionUri, trainer, () => {}, hooks());
+    ins.show(null, '');
+    const p = state.panels[0];
+    p.send({ type: 'maskCheck', requestId: 1, bug: 'tool' });
+    p.send({ type: 'credit', requestId: 2 });
+    await tick();
+    ins.show(episode, 'a scripted episode', null);
+    const policy = { kind: 'keepObs', k: 1 };
+    p.send({ type: 'rerun', requestId: 3, policy, n: 4 });
+    p.send({ type: 'evaluate', requestId: 4, policies: [policy], model: 'run' });
+    p.send({ type: 'evaluate', requestId: 5, policies: [policy], model: 'retrained' });
+    p.send({ type: 'retrain', requestId: 6, policy, steps: 2 });
+    await tick();
+    assert.deepEqual(postedOf(p, 'maskError'), [
+      { type: 'maskError', requestId: 1, message: 'no episode is shown' },
+    ]);
+    const scripted = /comes from a scripted policy, which has no model/;
+    const errors = postedOf(p, 'jobError') as { requestId: number; op: string; message: string }[];
+    assert.deepEqual(
+      errors.map((e) => [e.requestId, e.op]),
+      [
+        [2, 'credit'],
+        [3, 'rerun'],
+        [4, 'evaluate'],
+        [5, 'evaluate'],
+        [6, 'retrain'],
+      ],
+    );
+    assert.equal(errors[0].message, 'no episode is shown');
+    assert.match(errors[1].message, scripted);
+    assert.match(errors[2].message, scripted);
+    assert.equal(errors[3].message, 'nothing was retrained yet');
+    assert.equal(errors[4].message, 'open a folder first');
+    assert.deepEqual(started, []);
+  });
+
   it('a failing analysis comes back as a jobError for its request', async () => {
     const { trainer } = fakeTrainer({});
-    const ins = new ext.Inspector(extensionUri, trainer as never, () => {}, {
-      runsRoot: () => undefined,
-      openDashboard: () => {},
-      runChanged: () => {},
-    });
+    const ins = new ext.Inspector(extensionUri, trainer, () => {}, hooks());
     ins.show(episode, 'ep');
     const p = state.panels[0];
     p.send({ type: 'credit', requestId: 3 });
@@ -355,14 +394,8 @@ describe('the inspector panel', () => {
   });
 
   it('shows a dump record by its byte range and moves to the next record with findings', async () => {
-    const { trainer, started } = fakeTrainer({
-      dumpSample: (job) => ({ views: [view((job as { record: number }).record)] }),
-    });
-    const ins = new ext.Inspector(extensionUri, trainer as never, () => {}, {
-      runsRoot: () => undefined,
-      openDashboard: () => {},
-      runChanged: () => {},
-    });
+    const { trainer, started } = fakeTrainer({ dumpSample });
+    const ins = new ext.Inspector(extensionUri, trainer, () => {}, hooks());
     const s = summary();
     await ins.showDump({ file: s.file, tokenizer: null }, s, 1);
     const p = state.panels[0];
@@ -467,7 +500,7 @@ describe('the dashboard revived', () => {
     const tree = new ext.RunTreeProvider(() => '/ws/.episode-lab/runs');
     const d = new ext.Dashboard(extensionUri, tree, () => {});
     const { FakePanel } = await import('./vscode-stub.js');
-    d.revive(new FakePanel('episodeLab.dashboard', 'D', {}, {}) as never, {
+    d.revive(standIn<vscode.WebviewPanel>(new FakePanel('episodeLab.dashboard', 'D', {}, {})), {
       roots: ['/ws/.episode-lab/runs/a', '/etc', '/ws/.episode-lab/runs/../../secret'],
     });
     assert.deepEqual(d.shown, ['/ws/.episode-lab/runs/a']);
@@ -481,27 +514,23 @@ describe('the Open Trainer Dump command', () => {
     const s = summary();
     const { trainer, started } = fakeTrainer({
       dumpOpen: () => s,
-      dumpSample: (job) => ({ views: [view((job as { record: number }).record)] }),
+      dumpSample,
     });
     const tree = new ext.RunTreeProvider(() => undefined);
-    const ins = new ext.Inspector(extensionUri, trainer as never, () => {}, {
-      runsRoot: () => undefined,
-      openDashboard: () => {},
-      runChanged: () => {},
-    });
+    const ins = new ext.Inspector(extensionUri, trainer, () => {}, hooks());
     const d = new ext.Dashboard(extensionUri, tree, () => {});
     const lines: string[] = [];
     const cmds = new ext.Commands(
-      trainer as never,
+      standIn(trainer),
       tree,
-      { reveal: async () => {} } as never,
+      standIn({ reveal: async () => {} }),
       ins,
       d,
-      { appendLine: (l: string) => lines.push(l) } as never,
+      standIn({ appendLine: (l: string) => lines.push(l) }),
       { show: () => {} },
     );
     state.config.tokenizer = '/models/qwen3';
-    await cmds.openDumpFile(Uri.file(s.file) as never);
+    await cmds.openDumpFile(standIn(Uri.file(s.file)));
     // First the index alone (the first record shows at once), then the whole-file lint.
     assert.deepEqual(started[0], {
       kind: 'dumpOpen',
@@ -525,21 +554,17 @@ describe('the Open Trainer Dump command', () => {
   it('an unreadable file is an error message and an error node, not a throw', async () => {
     const { trainer } = fakeTrainer({});
     const tree = new ext.RunTreeProvider(() => undefined);
-    const ins = new ext.Inspector(extensionUri, trainer as never, () => {}, {
-      runsRoot: () => undefined,
-      openDashboard: () => {},
-      runChanged: () => {},
-    });
+    const ins = new ext.Inspector(extensionUri, trainer, () => {}, hooks());
     const cmds = new ext.Commands(
-      trainer as never,
+      standIn(trainer),
       tree,
-      { reveal: async () => {} } as never,
+      standIn({ reveal: async () => {} }),
       ins,
       new ext.Dashboard(extensionUri, tree, () => {}),
-      { appendLine: () => {} } as never,
+      standIn({ appendLine: () => {} }),
       { show: () => {} },
     );
-    await cmds.openDumpFile(Uri.file('/nope.jsonl') as never);
+    await cmds.openDumpFile(standIn(Uri.file('/nope.jsonl')));
     assert.match(state.errors[0], /no dumpOpen here/);
     assert.match(tree.dumps.get('/nope.jsonl')?.error ?? '', /no dumpOpen here/);
   });

@@ -7,7 +7,7 @@
  */
 import type { Rng } from '../rng.js';
 import { inferOpOfWords, OPS, type Op } from './grammar.js';
-import { callFunction, codeTokens, equal, parseFunction, show, type Value } from './pylite.js';
+import { callFunction, codeTokens, equal, parseFunction, type Value } from './pylite.js';
 
 export { isOp, OPS, type Op } from './grammar.js';
 
@@ -488,9 +488,4 @@ export function singleTurn(task: Task): Task {
 /** True for a single-turn copy of a task (its prompt carries the source). */
 export function isSingleTurn(task: Task): boolean {
   return task.issue.includes('\n');
-}
-
-/** The renaming-free description of a case, for messages: `f([1, 2], 3) == 4`. */
-export function showCase(fname: string, c: TestCase): string {
-  return `${fname}(${c.args.map(show).join(', ')}) == ${show(c.expected)}`;
 }

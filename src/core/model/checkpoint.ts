@@ -199,10 +199,6 @@ export function checkpointLocation(dir: string): string {
   return pickDir(dir, isCompleteCheckpoint) ?? dir;
 }
 
-export function readCheckpointHeader(dir: string): CheckpointHeader {
-  return readHeaderAt(checkpointLocation(dir));
-}
-
 const count = (shape: readonly number[]) => shape.reduce((a, b) => a * b, 1);
 const manifestBytes = (h: CheckpointHeader) =>
   h.weightsManifest.flatMap((m) => m.weights).reduce((n, w) => n + count(w.shape), 0) * 4;

@@ -1,9 +1,9 @@
 /**
- * Building blocks written for speed on the TF.js `wasm` backend (see shared/PERF-NOTES.md): the
- * backend's fast matmul only takes 2-D matmuls without transpose flags, and autodiff would create
- * transposed ones in the backward pass, so linear layers, the embedding and the tied output head
- * carry custom gradients that transpose explicitly. `wasm` also lacks the gradient of `gather`
- * (UnsortedSegmentSum): the embedding is a one-hot matmul instead.
+ * Building blocks written for speed on the TF.js `wasm` backend: the backend's fast matmul
+ * (XNNPACK) only takes 2-D matmuls without transpose flags (batched or transposed ones fall back to
+ * a scalar loop), and autodiff would create transposed ones in the backward pass, so linear layers,
+ * the embedding and the tied output head carry custom gradients that transpose explicitly. `wasm`
+ * also lacks the gradient of `gather` (UnsortedSegmentSum): the embedding is a one-hot matmul instead.
  */
 import * as tf from '@tensorflow/tfjs-core';
 

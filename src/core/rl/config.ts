@@ -18,9 +18,8 @@ export interface RLConfig {
   /** Adam learning rate of the policy. */
   lr: number;
   /**
-   * Tasks per training step; each is repeated groupSize times. The default, 20, is every training
-   * task at every step (160 episodes): with 16, reading (neutral for the base until its edits
-   * become informed) drifted away in 2 of 5 seeds before it paid; with 20, in none of 4.
+   * Tasks per training step; each is repeated groupSize times, so a step samples promptsPerStep x
+   * groupSize episodes. The default, 20, is every training task at every step (160 episodes).
    */
   promptsPerStep: number;
   groupSize: number;

@@ -8,11 +8,11 @@
  * base knows what a bug looks like but does not act on it (its edits stay uninformed: pass rate
  * 0.10 to 0.20); RL has to connect the knowledge to the behaviour, the way post-training elicits
  * what a pretrained model knows. Without these documents the 158k model learns the mapping from
- * the RL signal alone too slowly: reading drifts away before the edits become informed (2 of 3
- * seeds failed in our runs). An eighth of the scripted episodes come in the single-turn format (the
- * prompt carries the source, the first call is graded) with the same habits, so that the base
- * answers such a prompt with a call at all (section 12.6); without them it opened a call after a
- * single-turn prompt with probability 1e-3, and RL could not find the format in 1 seed of 3.
+ * the RL signal alone too slowly: reading drifts away before the edits become informed. An eighth
+ * of the scripted episodes come in the single-turn format (the prompt carries the source, the
+ * first call is graded) with the same habits, so that the base answers such a prompt with a call
+ * at all (section 12.6): without them it opens a call after a single-turn prompt with probability
+ * about 1e-3, too rarely for RL to find the format reliably.
  */
 import * as tf from '@tensorflow/tfjs-core';
 import { makeEnv } from '../gym/env.js';

@@ -214,16 +214,6 @@ export function readEpisodes(
   return opts.step === undefined ? all : all.filter((e) => episodeStep(e) === opts.step);
 }
 
-/** The run folders directly under `root` (folders with a config.json), newest first. */
-export function listRuns(root: string): string[] {
-  if (!fs.existsSync(root)) return [];
-  return fs
-    .readdirSync(root, { withFileTypes: true })
-    .filter((d) => d.isDirectory() && fs.existsSync(path.join(root, d.name, 'config.json')))
-    .map((d) => path.join(root, d.name))
-    .sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs);
-}
-
 /** The number of the last completed (committed) step (-1 when none), from history.jsonl. */
 export function lastCompletedStep(dir: string): number {
   let last = -1;

@@ -6,14 +6,12 @@ import * as path from 'node:path';
 import { makeEnv } from '../gym/env.js';
 import { makeTasks, randomizeNames, type Split } from '../gym/tasks.js';
 import { buildTokenizer } from '../gym/tokenizer.js';
-import { toTrajectoryJSON } from '../gym/trajectory-json.js';
 import { loadCheckpoint } from '../model/checkpoint.js';
 import { rolloutBatch } from '../model/sampler.js';
 import { resolveCheckpoint } from '../paths.js';
-import { behaviorStats } from '../rl/grpo.js';
 import { Rng } from '../rng.js';
-import { appendEpisodes, appendHistory, createRun, type HistoryEntry, writeSummary } from './run-files.js';
-import { defaultRunName, type SampleHooks } from './sample-scripted.js';
+import { createRun } from './run-files.js';
+import { batchCommitter, defaultRunName, finishSampleRun, type SampleHooks } from './sample-scripted.js';
 
 export interface SampleModelOptions {
   runsDir: string;
@@ -63,6 +61,7 @@ export async function sampleModelRun(
   const started = Date.now();
   let written = 0;
   let step = 0;
+  const commit = batchCommitter(dir, tok, total, hooks, true);
   try {
     for (; step < total; step++) {
       if (hooks.isCancelled?.()) break;
@@ -79,25 +78,11 @@ export async function sampleModelRun(
         rng,
         { temperature: o.temperature },
       );
-      appendEpisodes(
-        dir,
-        trajs.map((t, k) => toTrajectoryJSON(t, tok, { step, index: k, curLogps: t.logps })),
-      );
-      const s = behaviorStats(trajs);
-      const entry: HistoryEntry = {
-        step,
-        episodes: n,
-        ...Object.fromEntries(Object.entries(s).map(([k, v]) => [k, Math.round(v * 1e4) / 1e4])),
-      };
-      appendHistory(dir, entry);
+      await commit(step, trajs);
       written += n;
-      hooks.onStep?.(entry, total);
-      await new Promise<void>((r) => setImmediate(r));
     }
   } finally {
     model.dispose();
   }
-  const complete = step === total;
-  writeSummary(dir, { complete, steps: step, episodes: written, seconds: (Date.now() - started) / 1000 });
-  return { runDir: dir, steps: step, episodes: written, complete };
+  return finishSampleRun(dir, step, total, written, started);
 }

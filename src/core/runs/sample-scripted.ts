@@ -9,7 +9,7 @@ import type { Trajectory } from '../gym/episode.js';
 import { makeReward } from '../gym/rewards.js';
 import { runScripted, type ScriptedPolicyName, scriptedPolicyByName } from '../gym/scripted.js';
 import { makeTasks, randomizeNames, type TaskSplit } from '../gym/tasks.js';
-import { buildTokenizer } from '../gym/tokenizer.js';
+import { buildTokenizer, type Tokenizer } from '../gym/tokenizer.js';
 import { toTrajectoryJSON } from '../gym/trajectory-json.js';
 import { behaviorStats } from '../rl/grpo.js';
 import { Rng } from '../rng.js';
@@ -37,6 +37,51 @@ export interface SampleHooks {
 }
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * Commits each sampled batch of the run in `dir` (of `total` batches) in order: its episodes
+ * appended (with the sampler's log-probs as curLogps when `withLogps`), then its history line
+ * (step, episodes, the behaviour statistics rounded to 4 decimals), then hooks.onStep; each
+ * commit resolves after yielding to the event loop, so a cancel can arrive between batches.
+ */
+export function batchCommitter(
+  dir: string,
+  tok: Tokenizer,
+  total: number,
+  hooks: SampleHooks,
+  withLogps = false,
+): (step: number, trajs: readonly Trajectory[]) => Promise<void> {
+  return async (step, trajs) => {
+    appendEpisodes(
+      dir,
+      trajs.map((t, k) =>
+        toTrajectoryJSON(t, tok, withLogps ? { step, index: k, curLogps: t.logps } : { step, index: k }),
+      ),
+    );
+    const stats = behaviorStats(trajs);
+    const entry: HistoryEntry = {
+      step,
+      episodes: trajs.length,
+      ...Object.fromEntries(Object.entries(stats).map(([k, v]) => [k, Math.round(v * 1e4) / 1e4])),
+    };
+    appendHistory(dir, entry);
+    hooks.onStep?.(entry, total);
+    await yieldToEventLoop();
+  };
+}
+
+/** Write the summary of a sampling run that wrote `episodes` episodes in `steps` of `total` batches since `started`. */
+export function finishSampleRun(
+  dir: string,
+  steps: number,
+  total: number,
+  episodes: number,
+  started: number,
+): { runDir: string; steps: number; episodes: number; complete: boolean } {
+  const complete = steps === total;
+  writeSummary(dir, { complete, steps, episodes, seconds: (Date.now() - started) / 1000 });
+  return { runDir: dir, steps, episodes, complete };
+}
 
 /** A run folder name that does not exist yet: `<policy>-<yyyymmdd-hhmmss>`. */
 export function defaultRunName(policy: string, now = new Date()): string {
@@ -68,6 +113,7 @@ export async function sampleScriptedRun(
   let written = 0;
   let step = 0;
   const started = Date.now();
+  const commit = batchCommitter(dir, tok, total, hooks);
   for (; step < total; step++) {
     if (hooks.isCancelled?.()) break;
     const n = Math.min(o.batch, o.episodes - written);
@@ -77,27 +123,8 @@ export async function sampleScriptedRun(
       const task = randomizeNames(tasks[(written + k) % tasks.length], epRng.fork());
       trajs.push(runScripted(policy, env, task, tok, epRng));
     }
-    appendEpisodes(
-      dir,
-      trajs.map((t, k) => toTrajectoryJSON(t, tok, { step, index: k })),
-    );
-    const stats = behaviorStats(trajs);
-    const entry: HistoryEntry = {
-      step,
-      episodes: n,
-      ...Object.fromEntries(Object.entries(stats).map(([k, v]) => [k, Math.round(v * 1e4) / 1e4])),
-    };
-    appendHistory(dir, entry);
+    await commit(step, trajs);
     written += n;
-    hooks.onStep?.(entry, total);
-    await yieldToEventLoop();
   }
-  const complete = step === total;
-  writeSummary(dir, {
-    complete,
-    steps: step,
-    episodes: written,
-    seconds: (Date.now() - started) / 1000,
-  });
-  return { runDir: dir, steps: step, episodes: written, complete };
+  return finishSampleRun(dir, step, total, written, started);
 }

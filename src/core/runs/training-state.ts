@@ -132,20 +132,6 @@ export function writeTrainingState(
   fsyncDir(dir);
 }
 
-/** Save a training state to `dir`, replacing any there in one step (via `<dir>.tmp`). */
-export function saveTrainingState(
-  dir: string,
-  policy: TinyAgent,
-  tok: Tokenizer,
-  opt: tf.Optimizer,
-  rng: Rng,
-  step: number,
-  cfg: RLConfig,
-): void {
-  writeTrainingState(`${dir}.tmp`, policy, tok, opt, rng, step, cfg);
-  replaceDir(`${dir}.tmp`, dir);
-}
-
 const damaged = (dir: string, what: string) =>
   new CheckpointError(
     `the training state in ${dir} is damaged (${what}): the run cannot be resumed from it; ` +
@@ -224,11 +210,6 @@ export interface ResumeState {
   rngState: number[];
   /** The next step to run. */
   startStep: number;
-}
-
-/** True when the run has a saved training state to resume from (after prepareResume: in checkpoints/latest). */
-export function hasTrainingState(runDir: string): boolean {
-  return fs.existsSync(path.join(runDir, 'checkpoints', 'latest', 'state.json'));
 }
 
 /** Load `checkpoints/latest` of a run: weights, Adam's moments and the generator. */

@@ -1,5 +1,5 @@
 /**
- * Faster kernels for TF.js's `wasm` backend (issue 18), computing bit for bit what the backend's
+ * Faster kernels for TF.js's `wasm` backend, computing bit for bit what the backend's
  * own kernels compute, so a seeded run is unchanged:
  * - BatchMatMul: the backend runs 2-D matmuls without transpose flags in XNNPACK and every other
  *   matmul (attention's batched products, the transposed ones autodiff makes in the backward pass)

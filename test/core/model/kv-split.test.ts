@@ -4,32 +4,20 @@ import {
   baseCheckpointDir,
   closeComputeWorkers,
   computeDetail,
-  contextRolloutBatch,
   defaultModelConfig,
   initBackend,
   KVCache,
   loadCheckpoint,
-  makeEnv,
-  makeTasks,
   makeTokenCache,
   Rng,
-  randomizeNames,
-  rolloutBatch,
-  type Task,
   TinyAgent,
 } from '../../../src/core/index.js';
-import { tok } from '../../fixtures.js';
+import { renamedTasks, sampleEpisodes, sampleInContext, tok } from '../../fixtures.js';
 
 before(async () => {
   await initBackend('wasm');
 });
 after(() => closeComputeWorkers());
-
-const batch = (n: number, seed: number): Task[] => {
-  const names = new Rng(seed);
-  const train = makeTasks('train');
-  return Array.from({ length: n }, (_, i) => randomizeNames(train[i % train.length], names));
-};
 
 describe('the KV cache split across threads', () => {
   it('gives the logits of one cache, bit for bit, with rows reset and ticks of mixed lengths', () => {
@@ -80,16 +68,8 @@ describe('the KV cache split across threads', () => {
   for (const threads of [2, 3])
     it(`samples the same episodes on ${threads} threads as on one, token for token and log-prob for log-prob`, () => {
       const model = loadCheckpoint(baseCheckpointDir(), tok);
-      const tasks = batch(24, 9);
-      const sample = (t: number) =>
-        rolloutBatch(
-          model,
-          tasks.map(() => makeEnv()),
-          tasks,
-          tok,
-          new Rng(5),
-          { threads: t },
-        );
+      const tasks = renamedTasks(24, 9);
+      const sample = (t: number) => sampleEpisodes(model, tasks, 5, { threads: t });
       const a = sample(1);
       const b = sample(threads);
       assert.deepEqual(b, a);
@@ -102,17 +82,8 @@ describe('the KV cache split across threads', () => {
 
   it('under a context policy (caches rebuilt between calls) too', () => {
     const model = loadCheckpoint(baseCheckpointDir(), tok);
-    const tasks = batch(16, 3);
-    const sample = (t: number) =>
-      contextRolloutBatch(
-        model,
-        tasks.map(() => makeEnv()),
-        tasks,
-        tok,
-        { kind: 'keepObs', k: 1 },
-        new Rng(6),
-        { threads: t },
-      );
+    const tasks = renamedTasks(16, 3);
+    const sample = (t: number) => sampleInContext(model, tasks, { kind: 'keepObs', k: 1 }, 6, { threads: t });
     const a = sample(1);
     const b = sample(2);
     assert.deepEqual(b.trajs, a.trajs);

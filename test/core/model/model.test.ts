@@ -7,7 +7,6 @@ import * as tf from '@tensorflow/tfjs-core';
 import {
   CheckpointError,
   collate,
-  contextRolloutBatch,
   criticStep,
   criticValuesOf,
   defaultModelConfig,
@@ -21,25 +20,18 @@ import {
   makeRlBase,
   makeTasks,
   Rng,
-  randomizeNames,
   returnsToGo,
   rlUpdate,
-  rolloutBatch,
   saveCheckpoint,
   sequenceLogProbs,
   TinyAgent,
   Tokenizer,
 } from '../../../src/core/index.js';
 import { baseCheckpointDir } from '../../../src/core/paths.js';
-import { tok } from '../../fixtures.js';
+import { renamedTasks, sampleEpisodes, sampleInContext, tok } from '../../fixtures.js';
 import { weightGap, weightsOf } from '../../weights.js';
 
 const train = makeTasks('train');
-
-function batchTasks(n: number, seed: number) {
-  const rng = new Rng(seed);
-  return Array.from({ length: n }, (_, i) => randomizeNames(train[i % train.length], rng));
-}
 
 describe('TinyAgent', () => {
   let model: TinyAgent;
@@ -72,28 +64,10 @@ describe('TinyAgent', () => {
   });
 
   it('samples deterministically for a seed, and differently for another', () => {
-    const tasks = batchTasks(12, 1);
-    const a = rolloutBatch(
-      model,
-      tasks.map(() => makeEnv()),
-      tasks,
-      tok,
-      new Rng(5),
-    );
-    const b = rolloutBatch(
-      model,
-      tasks.map(() => makeEnv()),
-      tasks,
-      tok,
-      new Rng(5),
-    );
-    const c = rolloutBatch(
-      model,
-      tasks.map(() => makeEnv()),
-      tasks,
-      tok,
-      new Rng(6),
-    );
+    const tasks = renamedTasks(12, 1);
+    const a = sampleEpisodes(model, tasks, 5);
+    const b = sampleEpisodes(model, tasks, 5);
+    const c = sampleEpisodes(model, tasks, 6);
     assert.deepEqual(
       a.map((t) => t.ids),
       b.map((t) => t.ids),
@@ -109,14 +83,8 @@ describe('TinyAgent', () => {
   });
 
   it('sampling log-probs equal sequenceLogProbs at every policy token (1e-4)', () => {
-    const tasks = batchTasks(16, 2);
-    const trajs = rolloutBatch(
-      model,
-      tasks.map(() => makeEnv()),
-      tasks,
-      tok,
-      new Rng(7),
-    );
+    const tasks = renamedTasks(16, 2);
+    const trajs = sampleEpisodes(model, tasks, 7);
     const batch = collate(trajs, tok.padId);
     const lp = tf.tidy(() => sequenceLogProbs(model, tf.tensor2d(batch.ids, undefined, 'int32')).arraySync());
     let checked = 0;
@@ -130,36 +98,25 @@ describe('TinyAgent', () => {
   });
 
   it('leaks no tensor in sampling or a training step', () => {
-    const tasks = batchTasks(8, 3);
+    const tasks = renamedTasks(8, 3);
     const before = tf.memory().numTensors;
-    const trajs = rolloutBatch(
-      model,
-      tasks.map(() => makeEnv()),
-      tasks,
-      tok,
-      new Rng(1),
-    );
+    const trajs = sampleEpisodes(model, tasks, 1);
     assert.equal(tf.memory().numTensors, before, 'sampling');
     const policy = model.clone();
     const opt = tf.train.adam(1e-3);
     const cfg = makeRLConfig({ groupSize: 8, minibatchSize: 4 });
-    rlUpdate(
-      policy,
-      opt,
-      collate(trajs, tok.padId),
-      trajs.map((_, i) => (i % 2 ? 1 : -1)),
-      cfg,
-      new Rng(0),
-    );
+    const update = () =>
+      rlUpdate(
+        policy,
+        opt,
+        collate(trajs, tok.padId),
+        trajs.map((_, i) => (i % 2 ? 1 : -1)),
+        cfg,
+        new Rng(0),
+      );
+    update();
     const afterFirst = tf.memory().numTensors; // Adam creates its moment variables once
-    rlUpdate(
-      policy,
-      opt,
-      collate(trajs, tok.padId),
-      trajs.map((_, i) => (i % 2 ? 1 : -1)),
-      cfg,
-      new Rng(0),
-    );
+    update();
     assert.equal(tf.memory().numTensors, afterFirst, 'training step');
     opt.dispose();
     policy.dispose();
@@ -175,13 +132,7 @@ describe('TinyAgent', () => {
     critic.dispose();
   });
   it('the critic in chunks: the same values and the same regression step as the whole batch', () => {
-    const episodes = rolloutBatch(
-      model,
-      batchTasks(12, 4).map(() => makeEnv()),
-      batchTasks(12, 4),
-      tok,
-      new Rng(4),
-    );
+    const episodes = sampleEpisodes(model, renamedTasks(12, 4), 4);
     const batch = collate(episodes, tok.padId);
     const returns = returnsToGo(
       episodes.map((t, b) =>
@@ -293,22 +244,9 @@ describe('per-call sampler (12.4)', () => {
   });
 
   it('with the full context reproduces rolloutBatch token for token', () => {
-    const tasks = batchTasks(16, 4);
-    const ref = rolloutBatch(
-      model,
-      tasks.map(() => makeEnv()),
-      tasks,
-      tok,
-      new Rng(0),
-    );
-    const { trajs, samples } = contextRolloutBatch(
-      model,
-      tasks.map(() => makeEnv()),
-      tasks,
-      tok,
-      { kind: 'full' },
-      new Rng(0),
-    );
+    const tasks = renamedTasks(16, 4);
+    const ref = sampleEpisodes(model, tasks, 0);
+    const { trajs, samples } = sampleInContext(model, tasks, { kind: 'full' }, 0);
     assert.deepEqual(
       trajs.map((t) => t.ids),
       ref.map((t) => t.ids),
@@ -320,15 +258,8 @@ describe('per-call sampler (12.4)', () => {
   });
 
   it('per-call log-probs sum to the episode log-prob (1e-5)', () => {
-    const tasks = batchTasks(16, 5);
-    const { trajs, samples } = contextRolloutBatch(
-      model,
-      tasks.map(() => makeEnv()),
-      tasks,
-      tok,
-      { kind: 'full' },
-      new Rng(1),
-    );
+    const tasks = renamedTasks(16, 5);
+    const { trajs, samples } = sampleInContext(model, tasks, { kind: 'full' }, 1);
     const score = (t: { ids: number[]; actionMask: number[] }) =>
       tf.tidy(() => {
         const lp = sequenceLogProbs(model, tf.tensor2d([t.ids], undefined, 'int32')).arraySync()[0];
@@ -345,15 +276,10 @@ describe('per-call sampler (12.4)', () => {
   });
 
   it('under keepObs(1) calls see no old tool output, views fit, and samples differ from the episodes', () => {
-    const tasks = batchTasks(24, 6);
-    const { trajs, samples } = contextRolloutBatch(
-      model,
-      tasks.map(() => makeEnv({ maxTurns: 12 })),
-      tasks,
-      tok,
-      { kind: 'keepObs', k: 1 },
-      new Rng(2),
-    );
+    const tasks = renamedTasks(24, 6);
+    const { trajs, samples } = sampleInContext(model, tasks, { kind: 'keepObs', k: 1 }, 2, {
+      env: () => makeEnv({ maxTurns: 12 }),
+    });
     let dropped = 0;
     for (const s of samples) {
       assert.ok(s.traj.ids.length <= 256);

@@ -25,6 +25,7 @@ import {
   runScripted,
   type ScriptedPolicy,
   type Trajectory,
+  type TrajectoryJSON,
 } from '../../../src/core/index.js';
 import { editAfterRead } from '../../../src/core/recipes/ex-summarize.js';
 import { type RecipeResult, runRecipe, type Table } from '../../../src/core/recipes/index.js';
@@ -41,7 +42,7 @@ import { submitAtOnceCheck } from '../../../src/core/recipes/s12-7-submit-at-onc
 import { advantageSignal } from '../../../src/core/recipes/s12-7-truncation.js';
 import type { StepRecord } from '../../../src/core/rl/train.js';
 import { endedOnLimit, maskedTruncation } from '../../../src/core/rl/truncation.js';
-import { tok } from '../../fixtures.js';
+import { assertBetween, tok } from '../../fixtures.js';
 
 function info(o: Partial<EpisodeInfo> = {}): EpisodeInfo {
   return {
@@ -278,6 +279,54 @@ const col = (t: Table, name: string) => {
 const num = (v: string | number) => v as number;
 const inUnit = (v: string | number) => typeof v === 'number' && v >= 0 && v <= 1;
 
+/**
+ * `actual` is the rate `expected`, computed in the test: NaN exactly when the rate's denominator is
+ * empty (expected NaN), otherwise a finite number within 1e-9 of it.
+ */
+function sameRate(actual: string | number, expected: number, what: string): void {
+  if (Number.isNaN(expected))
+    assert.ok(Number.isNaN(actual), `${what}: no episode to count, so NaN; got ${actual}`);
+  else assertBetween(actual, expected - 1e-9, expected + 1e-9, what);
+}
+
+const rateOf = (k: number, m: number) => (m ? k / m : Number.NaN);
+const meanOfRates = (xs: number[]) => {
+  const ys = xs.filter((x) => !Number.isNaN(x));
+  return ys.length ? ys.reduce((a, b) => a + b, 0) / ys.length : Number.NaN;
+};
+
+/** The verdict of the last visible test after an edit that applied ('ok'), read from the episode's tokens. */
+function verdictAfterEdit(tokens: string[]): 'PASS' | 'FAIL' | null {
+  let edited = false;
+  let verdict: 'PASS' | 'FAIL' | null = null;
+  for (const [, tool, obs] of tokens.join(' ').matchAll(/<call> (\S+)[^<]*<\/call> <obs> (\S+)/g)) {
+    if (tool === 'edit' && obs === 'ok') edited = true;
+    else if (edited && tool === 'test' && (obs === 'PASS' || obs === 'FAIL')) verdict = obs;
+  }
+  return verdict;
+}
+
+/** The race of 12.7 on one step's episodes, from the definitions: who edits, fixes, tests after, submits. */
+function raceOf(eps: TrajectoryJSON[]) {
+  const edited = eps.filter((e) => e.info.edit_op !== null);
+  const after = (v: 'PASS' | 'FAIL') => eps.filter((e) => verdictAfterEdit(e.tokens) === v);
+  const submitted = (es: TrajectoryJSON[]) => es.filter((e) => e.info.submitted).length;
+  const [pass, fail] = [after('PASS'), after('FAIL')];
+  return {
+    edits: edited.length / eps.length,
+    editAccuracy: rateOf(edited.filter((e) => e.info.edit_op === e.task.kind).length, edited.length),
+    checked: (pass.length + fail.length) / eps.length,
+    submitAfterPass: rateOf(submitted(pass), pass.length),
+    submitAfterFail: rateOf(submitted(fail), fail.length),
+  };
+}
+
+/** The race of each training step of a run, from its episodes file. */
+function racePerStep(runDir: string, steps: number) {
+  const eps = readEpisodes(runDir);
+  return Array.from({ length: steps }, (_, k) => raceOf(eps.filter((e) => e.step === k)));
+}
+
 describe('recipes 12.5-12.7 and the exercises, smoke form', () => {
   before(async () => {
     await initBackend();
@@ -356,8 +405,16 @@ describe('recipes 12.5-12.7 and the exercises, smoke form', () => {
       race.rows.map((x) => [x[0], x[1]]),
       steps.rows.map((x) => [x[0], x[1]]),
     );
-    for (const row of race.rows)
-      for (const v of row.slice(2)) assert.ok(Number.isNaN(v) || inUnit(v), `${row}`);
+    const expected = racePerStep(r.runs[0], 2);
+    race.rows.forEach((row, k) => {
+      const e = expected[k];
+      const at = (c: string) => row[col(race, c)];
+      sameRate(at('edits'), e.edits, `step ${k} edits`);
+      sameRate(at('edit fixes the bug'), e.editAccuracy, `step ${k} edit fixes the bug`);
+      sameRate(at('tested after the edit'), e.checked, `step ${k} tested after the edit`);
+      sameRate(at('submit after PASS'), e.submitAfterPass, `step ${k} submit after PASS`);
+      sameRate(at('submit after FAIL'), e.submitAfterFail, `step ${k} submit after FAIL`);
+    });
   });
 
   it('12.7-truncation: two arms, held out and by window', async () => {
@@ -378,14 +435,25 @@ describe('recipes 12.5-12.7 and the exercises, smoke form', () => {
     const masked = signal.rows.find(
       (x) => x[0] === 'truncation masked' && x[1] === 'advantage of unsubmitted',
     )!;
-    for (const v of masked.slice(2)) assert.ok(Number.isNaN(v) || v === 0, 'masked: unsubmitted get 0');
+    const unsubmitted = signal.rows.find((x) => x[0] === 'truncation masked' && x[1] === 'unsubmitted')!;
+    masked.slice(2).forEach((v, w) => {
+      // No unsubmitted episode in the window: no mean advantage (NaN); otherwise masked to exactly 0.
+      if (unsubmitted[w + 2] === 0) assert.ok(Number.isNaN(v), `window ${w}: ${v}`);
+      else assert.equal(v, 0, 'masked: unsubmitted get 0');
+    });
     const race = r.tables[4];
     assert.deepEqual(
       race.rows.map((x) => x[1]),
       [1, 2, 3].flatMap(() => ['edit fixes the bug', 'submit after PASS', 'submit after FAIL']),
     );
-    for (const row of race.rows)
-      for (const v of row.slice(2)) assert.ok(Number.isNaN(v) || inUnit(v), `${row}`);
+    // One 10-step window: each statistic is the mean of the steps' rates that exist.
+    r.runs.forEach((dir, a) => {
+      const steps = racePerStep(dir, 2);
+      const [fixes, pass, fail] = race.rows.slice(3 * a, 3 * a + 3);
+      sameRate(fixes[2], meanOfRates(steps.map((e) => e.editAccuracy)), `${fixes[0]}: edit fixes the bug`);
+      sameRate(pass[2], meanOfRates(steps.map((e) => e.submitAfterPass)), `${pass[0]}: submit after PASS`);
+      sameRate(fail[2], meanOfRates(steps.map((e) => e.submitAfterFail)), `${fail[0]}: submit after FAIL`);
+    });
   });
 
   it('12.7-overflow: the long reader overflows at 24 turns, the base does not; caps shorten observations', async () => {
@@ -418,8 +486,13 @@ describe('recipes 12.5-12.7 and the exercises, smoke form', () => {
         'summarize/summarize',
       ],
     );
-    for (const row of sum.tables[1].rows)
-      for (const v of row.slice(1, 4)) assert.ok(Number.isNaN(v) || num(v) >= 0, `${row}`);
+    for (const [name, editAfter, reads0, readsLast] of sum.tables[1].rows) {
+      assertBetween(reads0, 0, 6, `${name}: reads at step 0`);
+      assertBetween(readsLast, 0, 6, `${name}: reads at the last step`);
+      // A share of the reading episodes: NaN exactly when none read.
+      if (reads0 === 0) assert.ok(Number.isNaN(editAfter), `${name}: no reader, ${editAfter}`);
+      else assertBetween(editAfter, 0, 1, `${name}: edit after the read`);
+    }
     const loss = await smoke('ex-loss-mode');
     assert.deepEqual(
       loss.tables[0].rows.map((x) => x[0]),

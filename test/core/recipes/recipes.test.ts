@@ -3,13 +3,25 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { before, describe, it } from 'node:test';
-import { initBackend } from '../../../src/core/index.js';
+import {
+  baseCheckpointDir,
+  defaultEnvFactory,
+  initBackend,
+  loadCheckpoint,
+  makeRLConfig,
+  OWNER,
+  OWNER_NAMES,
+  Rng,
+  readRun,
+  sampleGroups,
+} from '../../../src/core/index.js';
 import {
   aggregateTables,
   formatAggregated,
   formatTable,
   runRecipe,
 } from '../../../src/core/recipes/index.js';
+import { assertBetween, tok, train } from '../../fixtures.js';
 
 const runsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'el-recipes-'));
 
@@ -68,6 +80,79 @@ describe('recipes (smoke forms: the same code paths, 2 steps)', () => {
       assert.equal(fig.labels?.[fig.labels.length - 1], 'submit');
       assert.equal(fig.series.length, 4);
     }
+  });
+
+  it('12.1-mask: exactly the policy positions get gradient, counted per owner as in the sampled episodes', async () => {
+    const r = await runRecipe('12.1-mask', { runsDir, seed: 0, smoke: true });
+    const t = r.tables[0];
+    assert.deepEqual(t.columns, ['owner', 'predicted positions', 'with gradient']);
+    // The recipe's episodes, sampled again: a group of each of the first two training tasks, seed 0.
+    const cfg = makeRLConfig({ seed: 0 });
+    const base = loadCheckpoint(baseCheckpointDir(), tok, { expect: 'policy' });
+    const trajs = sampleGroups(base, defaultEnvFactory(cfg), train.slice(0, 2), tok, cfg, new Rng(0));
+    base.dispose();
+    // Position i predicts token i + 1: its owner is that token's.
+    const predicted = (code: number) =>
+      trajs.reduce((n, e) => n + e.owner.slice(1).filter((o) => o === code).length, 0);
+    assert.deepEqual(
+      t.rows,
+      OWNER_NAMES.map((name) => [
+        name,
+        predicted(OWNER[name]),
+        name === 'policy' ? predicted(OWNER.policy) : 0,
+      ]),
+    );
+    assert.ok(predicted(OWNER.policy) > 0);
+    assert.deepEqual(r.notes, ['padding positions with gradient: 0']);
+    assert.deepEqual(r.runs, []);
+  });
+
+  // One training step per arm (the smoke form trains the full batch of 20 x 8 episodes per step).
+  it('12.3: four arms under their reward and turn budget; the batch reward is pass - penalty x turns', async () => {
+    const r = await runRecipe('12.3', { runsDir, seed: 0, smoke: true, steps: 1 });
+    const arms = [
+      { name: 'default', penalty: 0, maxTurns: 6 },
+      { name: 'penalty 0.05', penalty: 0.05, maxTurns: 6 },
+      { name: 'penalty 0.3', penalty: 0.3, maxTurns: 6 },
+      { name: 'max_turns 3', penalty: 0, maxTurns: 3 },
+    ];
+    const t = r.tables[0];
+    assert.deepEqual(
+      t.rows.map((x) => x[0]),
+      arms.map((a) => a.name),
+    );
+    assert.equal(r.runs.length, 4);
+    arms.forEach((arm, k) => {
+      const { meta, history } = readRun(r.runs[k]);
+      const reward = meta.config.reward;
+      assert.equal(meta.config.maxTurns, arm.maxTurns);
+      assert.ok(typeof reward === 'object' && reward !== null && 'stepPenalty' in reward);
+      assert.equal(reward.stepPenalty, arm.penalty);
+      assert.equal(history.length, 1);
+      const [{ pass_rate: pass, turns, reward: got }] = history;
+      assertBetween(pass, 0, 1, `${arm.name}: batch pass`);
+      assertBetween(turns, 1, arm.maxTurns, `${arm.name}: batch turns`);
+      // Every episode's return is its verdict (1 or 0) - penalty x calls: so is the batch mean.
+      assertBetween(
+        got,
+        pass - arm.penalty * turns - 1e-3,
+        pass - arm.penalty * turns + 1e-3,
+        `${arm.name}: reward`,
+      );
+      const row = t.rows[k];
+      assert.equal(row[6], got, `${arm.name}: the late-step reward is step 0's`);
+      assertBetween(row[1], 0, 1, `${arm.name}: held-out pass`);
+      for (const c of [2, 3, 4])
+        assertBetween(row[c], 0, arm.maxTurns, `${arm.name}: held-out ${t.columns[c]}`);
+      assertBetween(row[5], 1, arm.maxTurns, `${arm.name}: held-out turns`);
+    });
+    assert.equal(r.figures.length, 4);
+    for (const f of r.figures)
+      assert.deepEqual(
+        f.series.map((s) => s.values.length),
+        [1, 1, 1, 1],
+      );
+    assert.equal(r.notes.length, 4);
   });
 });
 

@@ -8,17 +8,14 @@ import {
   defaultModelConfig,
   initBackend,
   makeCritic,
-  makeEnv,
   makeRLConfig,
   Rng,
-  randomizeNames,
   returnsToGo,
   rlUpdate,
-  rolloutBatch,
   sequenceLogProbs,
   TinyAgent,
 } from '../../../src/core/index.js';
-import { tok, train } from '../../fixtures.js';
+import { renamedTasks, sampleEpisodes, tok } from '../../fixtures.js';
 import { weightGap, weightsOf } from '../../weights.js';
 
 before(async () => {
@@ -26,21 +23,11 @@ before(async () => {
 });
 
 const model = () => TinyAgent.create(defaultModelConfig(tok.size), 3);
-const tasks = (n: number, seed: number) => {
-  const rng = new Rng(seed);
-  return Array.from({ length: n }, (_, i) => randomizeNames(train[i % train.length], rng));
-};
 
 describe('the critic step', () => {
   it('clips the gradient norm only when asked (the chapter does not)', () => {
     const m = model();
-    const eps = rolloutBatch(
-      m,
-      tasks(6, 1).map(() => makeEnv()),
-      tasks(6, 1),
-      tok,
-      new Rng(2),
-    );
+    const eps = sampleEpisodes(m, renamedTasks(6, 1), 2);
     const batch = collate(eps, tok.padId);
     const returns = returnsToGo(
       eps.map((t, b) => batch.actionMask[b].map((x, i) => (x && i === t.ids.length - 2 ? 5 : 0))),
@@ -70,15 +57,8 @@ describe('the critic step', () => {
 describe('sampling temperature in the update', () => {
   it('the log-probs recorded at temperature 0.5 equal sequenceLogProbs at 0.5, not at 1', () => {
     const m = model();
-    const ts = tasks(4, 5);
-    const eps = rolloutBatch(
-      m,
-      ts.map(() => makeEnv()),
-      ts,
-      tok,
-      new Rng(6),
-      { temperature: 0.5 },
-    );
+    const ts = renamedTasks(4, 5);
+    const eps = sampleEpisodes(m, ts, 6, { temperature: 0.5 });
     const batch = collate(eps, tok.padId);
     const at = (temp: number) =>
       tf.tidy(() => sequenceLogProbs(m, tf.tensor2d(batch.ids, undefined, 'int32'), temp).arraySync());
@@ -99,15 +79,8 @@ describe('sampling temperature in the update', () => {
 
   it('the first update at temperature 0.5 starts at ratio 1: no KL, nothing clipped', () => {
     const m = model();
-    const ts = tasks(4, 7);
-    const eps = rolloutBatch(
-      m,
-      ts.map(() => makeEnv()),
-      ts,
-      tok,
-      new Rng(8),
-      { temperature: 0.5 },
-    );
+    const ts = renamedTasks(4, 7);
+    const eps = sampleEpisodes(m, ts, 8, { temperature: 0.5 });
     const cfg = makeRLConfig({ temperature: 0.5, epochs: 1, minibatchSize: 64, groupSize: 4 });
     const opt = tf.train.adam(1e-3);
     const stats = rlUpdate(m, opt, collate(eps, tok.padId), [1, -1, 0.5, -0.5], cfg, new Rng(9));

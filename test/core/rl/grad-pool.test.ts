@@ -9,19 +9,17 @@ import {
   computeDetail,
   initBackend,
   loadCheckpoint,
-  makeEnv,
   makeRLConfig,
   makeTasks,
   type PgRows,
   pgGradients,
   Rng,
-  rolloutBatch,
   splitPgGradients,
   splitRows,
   type TinyAgent,
   trainRl,
 } from '../../../src/core/index.js';
-import { tok } from '../../fixtures.js';
+import { sampleEpisodes, tok } from '../../fixtures.js';
 import { weightGap, weightsOf } from '../../weights.js';
 
 before(async () => {
@@ -60,13 +58,7 @@ describe('splitting a minibatch into parts', () => {
 /** Real episodes of the base (several turns, different lengths) as the rows of one minibatch. */
 function episodeRows(policy: TinyAgent, n: number, perToken: boolean): { rows: PgRows; lengths: number[] } {
   const tasks = makeTasks('train').slice(0, n);
-  const trajs = rolloutBatch(
-    policy,
-    tasks.map(() => makeEnv()),
-    tasks,
-    tok,
-    new Rng(11),
-  );
+  const trajs = sampleEpisodes(policy, tasks, 11);
   const batch = collate(trajs, tok.padId);
   const T = Math.max(...batch.lengths);
   const rng = new Rng(12);

@@ -1,31 +1,12 @@
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import * as tf from '@tensorflow/tfjs-core';
-import {
-  makeEnv,
-  makeTasks,
-  malformed,
-  OWNER,
-  oracle,
-  Rng,
-  randomizeNames,
-  runScripted,
-  type Trajectory,
-  uninformed,
-} from '../../../src/core/index.js';
+import { OWNER, type Trajectory } from '../../../src/core/index.js';
 import { injectMaskBug, lastCallStart, MASK_BUGS, maskCheck } from '../../../src/core/rl/mask-check.js';
 import { initBackend } from '../../../src/core/tf/backend.js';
-import { tok } from '../../fixtures.js';
+import { scriptedEpisodes, tok } from '../../fixtures.js';
 
-const episodes: Trajectory[] = [oracle, uninformed, malformed].map((p, k) =>
-  runScripted(
-    p,
-    makeEnv({ maxTurns: 8 }),
-    randomizeNames(makeTasks('train')[k + 2], new Rng(k)),
-    tok,
-    new Rng(k + 10),
-  ),
-);
+const episodes = scriptedEpisodes(8);
 const positionsWhere = (t: Trajectory, pred: (i: number) => boolean) =>
   Array.from({ length: t.ids.length - 1 }, (_, i) => i).filter(pred);
 
@@ -48,31 +29,27 @@ describe('mask check', () => {
     }
   });
 
-  test('train on tool tokens: every tool position flagged, nothing else', () => {
+  /** Under `bug`, exactly the positions that predict an `owner` token are flagged. */
+  function flagsExactly(bug: 'tool' | 'template', owner: number, opts: { vocabSize?: number } = {}): void {
     for (const t of episodes) {
-      const r = maskCheck(t, { bug: 'tool', vocabSize: tok.size });
-      const tool = positionsWhere(t, (i) => t.owner[i + 1] === OWNER.tool);
-      assert.ok(tool.length > 0);
+      const r = maskCheck(t, { bug, ...opts });
+      const owned = positionsWhere(t, (i) => t.owner[i + 1] === owner);
+      assert.ok(owned.length > 0);
       assert.deepEqual(
         positionsWhere(t, (i) => r.flags[i] === 1),
-        tool,
+        owned,
       );
-      assert.equal(r.byOwner[OWNER.tool].flags, tool.length);
-      assert.equal(r.totalFlags, tool.length);
+      assert.equal(r.byOwner[owner].flags, owned.length);
+      assert.equal(r.totalFlags, owned.length);
     }
+  }
+
+  test('train on tool tokens: every tool position flagged, nothing else', () => {
+    flagsExactly('tool', OWNER.tool, { vocabSize: tok.size });
   });
 
   test('train on template tokens: every <obs> and </obs> position flagged', () => {
-    for (const t of episodes) {
-      const r = maskCheck(t, { bug: 'template' });
-      const tpl = positionsWhere(t, (i) => t.owner[i + 1] === OWNER.template);
-      assert.deepEqual(
-        positionsWhere(t, (i) => r.flags[i] === 1),
-        tpl,
-      );
-      assert.equal(r.byOwner[OWNER.template].flags, tpl.length);
-      assert.equal(r.totalFlags, tpl.length);
-    }
+    flagsExactly('template', OWNER.template);
   });
 
   test('off-by-one shift: the first token of each call loses gradient, the token after each call gains it', () => {

@@ -24,7 +24,7 @@ import {
   trainRun,
 } from '../../../src/core/index.js';
 import { recipe121Mask } from '../../../src/core/recipes/s12-1.js';
-import { tok } from '../../fixtures.js';
+import { resumeSteps, tok, trainSteps } from '../../fixtures.js';
 import { weightGap, weightsOf } from '../../weights.js';
 
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'el-train-'));
@@ -195,33 +195,12 @@ describe('training runs', () => {
   it('a stopped run resumes to exactly the weights of an uninterrupted one', async () => {
     const root = tmp();
     const cfg = small({ seed: 5 });
-    const straight = await trainRun({
-      runDir: path.join(root, 'a'),
-      cfg,
-      steps: 3,
-      tok,
-      evaluateHeldout: false,
-    });
-    let n = 0;
-    const first = await trainRun({
-      runDir: path.join(root, 'b'),
-      cfg,
-      steps: 3,
-      tok,
-      evaluateHeldout: false,
-      shouldStop: () => ++n >= 2,
-    });
+    const straight = await trainSteps(path.join(root, 'a'), cfg, 3);
+    const first = await trainSteps(path.join(root, 'b'), cfg, 3, 2);
     assert.equal(first.complete, false);
     assert.equal(first.history.length, 2);
     assert.ok(!fs.existsSync(path.join(root, 'b', 'checkpoints', 'final')));
-    const resumed = await trainRun({
-      runDir: path.join(root, 'b'),
-      cfg,
-      steps: 3,
-      tok,
-      resume: true,
-      evaluateHeldout: false,
-    });
+    const { res: resumed } = await resumeSteps(path.join(root, 'b'), cfg, 3);
     assert.equal(resumed.complete, true);
     assert.deepEqual(
       resumed.history.map((h) => [h.step, h.pass_rate, h.reward]),
@@ -234,7 +213,7 @@ describe('training runs', () => {
 
   it('a truncated last line (a crash mid-write) is reported and skipped', async () => {
     const dir = path.join(tmp(), 'run');
-    await trainRun({ runDir: dir, cfg: small({ seed: 1 }), steps: 2, tok, evaluateHeldout: false });
+    await trainSteps(dir, small({ seed: 1 }), 2);
     // A step re-run after a crash appends its episodes again: the later copy wins.
     const first = fs.readFileSync(path.join(dir, 'episodes.jsonl'), 'utf8').split('\n')[0];
     fs.appendFileSync(
@@ -256,13 +235,7 @@ describe('training runs', () => {
 
   it('trains on per-call samples under a context policy', async () => {
     const dir = path.join(tmp(), 'ctx');
-    const res = await trainRun({
-      runDir: dir,
-      cfg: small({ seed: 2, contextPolicy: { kind: 'keepObs', k: 1 } }),
-      steps: 1,
-      tok,
-      evaluateHeldout: false,
-    });
+    const res = await trainSteps(dir, small({ seed: 2, contextPolicy: { kind: 'keepObs', k: 1 } }), 1);
     assert.equal(res.complete, true);
     assert.ok(res.history[0].updates > 0);
     assert.deepEqual(readRun(dir).meta.config.contextPolicy, { kind: 'keepObs', k: 1 });

@@ -1,5 +1,5 @@
 /**
- * Checkpoint validation (issue 16, item 11) and the checkpoint swap: model.json is checked by a
+ * Checkpoint validation and the checkpoint swap: model.json is checked by a
  * schema, weights.bin by the manifest's size and for non-finite values, a training state by its
  * state.json and optimizer.bin, each with a one-line error that says what is wrong and what to do.
  */
@@ -17,9 +17,8 @@ import {
   makeRLConfig,
   saveCheckpoint,
   TinyAgent,
-  trainRun,
 } from '../../../src/core/index.js';
-import { tok } from '../../fixtures.js';
+import { resumeSteps, tok, trainSteps } from '../../fixtures.js';
 
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'el-ckpt-'));
 
@@ -173,19 +172,10 @@ describe('training state validation (resume)', () => {
   /** A finished-but-resumable run: 2 steps of 3 trained, stopped. */
   async function stoppedRun(): Promise<string> {
     const dir = path.join(tmp(), 'run');
-    let n = 0;
-    await trainRun({
-      runDir: dir,
-      cfg,
-      steps: 3,
-      tok,
-      evaluateHeldout: false,
-      shouldStop: () => ++n >= 2,
-    });
+    await trainSteps(dir, cfg, 3, 2);
     return dir;
   }
-  const resume = (dir: string) =>
-    trainRun({ runDir: dir, cfg, steps: 3, tok, resume: true, evaluateHeldout: false, log: () => {} });
+  const resume = (dir: string) => resumeSteps(dir, cfg, 3);
   /** The resume is refused with a CheckpointError of one line naming the problem and what to do. */
   async function refused(dir: string, problem: RegExp): Promise<void> {
     await assert.rejects(resume(dir), (e: Error) => {

@@ -8,9 +8,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { before, describe, it } from 'node:test';
-import { initBackend, makeRLConfig, readEpisodes, readRun, trainRun } from '../../../src/core/index.js';
+import { initBackend, makeRLConfig, readEpisodes, readRun } from '../../../src/core/index.js';
 import { trainingStateStep } from '../../../src/core/runs/training-state.js';
-import { tok } from '../../fixtures.js';
+import { resumeSteps, trainSteps } from '../../fixtures.js';
 
 const cfg = makeRLConfig({ promptsPerStep: 2, groupSize: 2, epochs: 1, seed: 6 });
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'el-resume-'));
@@ -20,16 +20,7 @@ const withoutClock = (t: string) => t.replace(/"(sample_s|update_s)":[^,}]*,?/g,
 /** Train `name` for `stopAfter` of 3 steps (all 3 when undefined). */
 async function run(name: string, stopAfter?: number): Promise<string> {
   const dir = path.join(root, name);
-  let n = 0;
-  await trainRun({
-    runDir: dir,
-    cfg,
-    steps: 3,
-    tok,
-    evaluateHeldout: false,
-    checkpointEvery: 2,
-    shouldStop: () => stopAfter !== undefined && ++n >= stopAfter,
-  });
+  await trainSteps(dir, cfg, 3, stopAfter, { checkpointEvery: 2 });
   return dir;
 }
 
@@ -65,16 +56,7 @@ describe('resume after a crash', () => {
     fs.renameSync(path.join(ck, 'latest'), path.join(ck, 'latest.tmp'));
     fs.cpSync(path.join(step0, 'checkpoints', 'latest'), path.join(ck, 'latest.old'), { recursive: true });
     assert.equal(trainingStateStep(path.join(ck, 'latest.old')), 0);
-    const said: string[] = [];
-    const res = await trainRun({
-      runDir: dir,
-      cfg,
-      steps: 3,
-      tok,
-      resume: true,
-      evaluateHeldout: false,
-      log: (l) => said.push(l),
-    });
+    const { res } = await resumeSteps(dir, cfg, 3);
     assert.equal(res.complete, true);
     assert.deepEqual(
       res.history.map((h) => h.step),
@@ -93,16 +75,7 @@ describe('resume after a crash', () => {
     fs.cpSync(path.join(straight, 'checkpoints', 'latest'), path.join(ck, 'latest.tmp'), { recursive: true });
     fs.appendFileSync(path.join(dir, 'history.jsonl'), '{"step":2,"episodes":4,"pass');
     assert.equal(readEpisodes(dir).length, 8, 'readers show committed steps only');
-    const said: string[] = [];
-    await trainRun({
-      runDir: dir,
-      cfg,
-      steps: 3,
-      tok,
-      resume: true,
-      evaluateHeldout: false,
-      log: (l) => said.push(l),
-    });
+    const { said } = await resumeSteps(dir, cfg, 3);
     assert.equal(said.length, 3, said.join('\n'));
     assert.match(said[0], /history\.jsonl: cut off a torn last line/);
     assert.match(said[1], /episodes\.jsonl: cut off a torn last line/);
@@ -115,7 +88,7 @@ describe('resume after a crash', () => {
     const ck = path.join(dir, 'checkpoints');
     fs.renameSync(path.join(ck, 'latest'), path.join(ck, 'latest.tmp'));
     fs.writeFileSync(path.join(dir, 'history.jsonl'), '');
-    await trainRun({ runDir: dir, cfg, steps: 3, tok, resume: true, evaluateHeldout: false, log: () => {} });
+    await resumeSteps(dir, cfg, 3);
     sameAsStraight(straight, dir);
   });
 });

@@ -25,6 +25,13 @@ export const bools = v.custom<(boolean | number)[]>(
     `an array of booleans, found ${whatIsWrong(issue.input, (y) => typeof y === 'boolean' || y === 0 || y === 1)}`,
 );
 
+/** An array of booleans or nulls (null: a value the writer did not compute). */
+export const boolsOrNull = v.custom<(boolean | null)[]>(
+  (x) => Array.isArray(x) && x.every((y) => y === null || typeof y === 'boolean'),
+  (issue) =>
+    `an array of booleans or nulls, found ${whatIsWrong(issue.input, (y) => y === null || typeof y === 'boolean')}`,
+);
+
 function whatIsWrong(x: unknown, good: (y: unknown) => boolean): string {
   if (!Array.isArray(x)) return describeValue(x);
   const i = x.findIndex((y) => !good(y));

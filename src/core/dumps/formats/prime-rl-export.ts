@@ -9,7 +9,7 @@
 import * as v from 'valibot';
 import { fail, ok } from '../../schema.js';
 import type { DumpSample, LengthIssue, Read } from '../sample.js';
-import { bools, boolsOrNull, lengthIssue, numbers, numbersOrNull, parse } from './fields.js';
+import { bools, boolsOrNull, lengthIssue, numbersOrNull, parse, tokenIds } from './fields.js';
 import type { DumpReader } from './reader.js';
 
 /** The export's `SCHEMA_VERSION`; a record of another version is refused, not guessed at. */
@@ -20,7 +20,7 @@ const Export = v.object({
   step: v.number(),
   rank: v.number(),
   env_name: v.optional(v.nullable(v.string())),
-  token_ids: numbers,
+  token_ids: tokenIds,
   loss_mask: bools,
   advantages: v.optional(numbersOrNull),
   inference_logprobs: v.optional(numbersOrNull),

@@ -13,7 +13,7 @@
 import type * as v from 'valibot';
 import { fail, ok } from '../../schema.js';
 import { type DumpSample, describeValue, type LengthIssue, type Read } from '../sample.js';
-import { bools, numbers, numbersOrNull, parse } from './fields.js';
+import { bools, numbersOrNull, parse, tokenIds } from './fields.js';
 import type { DumpReader } from './reader.js';
 
 /** Where one source keeps its turns and what it calls their fields. */
@@ -132,9 +132,9 @@ function turnsOf(src: TurnSource, record: object, index: number): Read<Turn[]> {
     const c = own(holder, src.completion);
     if (c === undefined || (Array.isArray(c) && c.length === 0)) continue;
     const f = (k: string) => `${at}.${k}`;
-    const completion = take(numbers, c, f(src.completion), index);
+    const completion = take(tokenIds, c, f(src.completion), index);
     if (!completion.ok) return completion;
-    const prompt = take(numbers, own(holder, src.prompt), f(src.prompt), index);
+    const prompt = take(tokenIds, own(holder, src.prompt), f(src.prompt), index);
     if (!prompt.ok) return prompt;
     const logprobs = take(numbersOrNull, own(holder, src.logprobs), f(src.logprobs), index, true);
     if (!logprobs.ok) return logprobs;

@@ -24,6 +24,7 @@ import {
   conversations,
   type Expect,
   positionsOf,
+  twoTurnChat,
   type Variant,
   variant,
 } from './make-dump-fixtures.js';
@@ -418,15 +419,7 @@ export function makeExportFixtures(out: string, q: DumpTokenizer): Record<string
     const xs = clean();
     const lines = xs.map((x, k) => atifLine(x, turnsOf(x), `fixture-${k}`));
     // prefix-broken (prime-rl PR #1383): the template drops the first answer's <think> from turn 2's prompt
-    const turn1 = build(q, [
-      { role: 'user', content: 'Name a prime.' },
-      { role: 'assistant', content: '<think>\nTwo is prime.\n</think>\n\n2' },
-    ]);
-    const turn2 = build(q, [
-      ...turn1.messages,
-      { role: 'user', content: 'Another one?' },
-      { role: 'assistant', content: '<think>\nThree.\n</think>\n\n3' },
-    ]);
+    const [turn1, turn2] = twoTurnChat(q);
     const [a] = turnsOf(ended(turn1));
     const x2 = ended(turn2);
     const b = turnsOf(x2)[1];

@@ -3,16 +3,37 @@
  * wrong type, and `__proto__` / `constructor` keys added, each line parsed by `parseRecord` and each
  * sample it gives linted. The contract checked: a sample or a Rejection (a line, a field, what was
  * expected and what was found, each on one line), never a throw, and Object.prototype untouched.
+ * Also the Qwen3 tokenizer and the fixture lines these tests start from.
  */
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { QWEN3_DIR } from '../../../scripts/make-dump-fixtures.js';
 import {
   type DumpFormat,
   type DumpTokenizer,
   lintSample,
+  loadTokenizerDir,
   parseRecord,
   type Rejection,
 } from '../../../src/core/dumps/index.js';
 import { Rng } from '../../../src/core/rng.js';
+
+export const FIXTURES = 'test/fixtures/dumps';
+
+/** The non-blank lines of a fixture file (a path under test/fixtures/dumps). */
+export const fixtureLines = (file: string): string[] =>
+  fs
+    .readFileSync(path.join(FIXTURES, file), 'utf8')
+    .split('\n')
+    .filter((l) => l.trim());
+
+/** The Qwen3 tokenizer the fixtures were rendered with. */
+export function qwen3(): DumpTokenizer {
+  const loaded = loadTokenizerDir(QWEN3_DIR);
+  if (!loaded.ok) throw new Error(loaded.error);
+  return loaded.value;
+}
 
 export const protoSnapshot = () => Object.getOwnPropertyNames(Object.prototype).sort().join(',');
 

@@ -11,26 +11,13 @@ import { describe, it } from 'node:test';
 import { QWEN3_DIR, readExpected } from '../../../scripts/make-dump-fixtures.js';
 import { parseOptions } from '../../../src/cli/args.js';
 import { lintCommand, runLint } from '../../../src/cli/lint-command.js';
-import {
-  DUMP_READERS,
-  detectFormat,
-  lintFile,
-  loadTokenizerDir,
-  parseRecord,
-} from '../../../src/core/dumps/index.js';
-import { fuzzReader } from './fuzz-records.js';
+import { DUMP_READERS, detectFormat, lintFile, parseRecord } from '../../../src/core/dumps/index.js';
+import { FIXTURES, fixtureLines, fuzzReader, qwen3 as loadQwen3 } from './fuzz-records.js';
 
-const FIXTURES = 'test/fixtures/dumps';
 const RUN = path.join(FIXTURES, 'prime-rl-export');
 const STEP0 = 'prime-rl-export/token_exports/step_0';
-const loaded = loadTokenizerDir(QWEN3_DIR);
-if (!loaded.ok) throw new Error(loaded.error);
-const qwen3 = loaded.value;
-const linesOf = (file: string) =>
-  fs
-    .readFileSync(path.join(FIXTURES, file), 'utf8')
-    .split('\n')
-    .filter((l) => l.trim());
+const qwen3 = loadQwen3();
+const linesOf = fixtureLines;
 
 interface ExportRecord {
   step: number;

@@ -17,25 +17,17 @@ import {
   detectFormat,
   lintFile,
   lintSample,
-  loadTokenizerDir,
   parseRecord,
 } from '../../../src/core/dumps/index.js';
-import { fuzzReader, protoSnapshot } from './fuzz-records.js';
+import { FIXTURES, fixtureLines, fuzzReader, qwen3 as loadQwen3, protoSnapshot } from './fuzz-records.js';
 
-const FIXTURES = 'test/fixtures/dumps';
 const FILES = {
   'NeMo Gym': 'turns-nemo-gym.jsonl',
   'ATIF (Harbor)': 'turns-atif.jsonl',
   'verifiers (legacy)': 'turns-verifiers.jsonl',
 } as const;
-const loaded = loadTokenizerDir(QWEN3_DIR);
-if (!loaded.ok) throw new Error(loaded.error);
-const qwen3 = loaded.value;
-const linesOf = (file: string) =>
-  fs
-    .readFileSync(path.join(FIXTURES, file), 'utf8')
-    .split('\n')
-    .filter((l) => l.trim());
+const qwen3 = loadQwen3();
+const linesOf = fixtureLines;
 function samplesOf(file: string, k: number): DumpSample[] {
   const r = parseRecord('turns', linesOf(file)[k], k);
   assert.ok(r.ok, r.ok ? '' : JSON.stringify(r.error));

@@ -144,3 +144,52 @@ describe('logprob-misaligned', () => {
     assert.match(f.message, / \(trace 0 branch 1\)$/);
   });
 });
+
+describe('logprob-gap skips placeholders', () => {
+  /** A tool turn trained by mistake, NeMo-RL style: the sampler's 0.0 on tokens it never wrote, the trainer's real values. */
+  function toolTrained(): { s: DumpSample; tool: number[] } {
+    const s = withLogprobs(toolSample(), 8);
+    const { owners } = lintSample(s, { tok: qwen3 });
+    const tool = s.ids.map((_, i) => i).filter((i) => owners.owner[i] === OWNER.tool);
+    return {
+      tool,
+      s: {
+        ...s,
+        lossMask: s.lossMask.map((m, i) => (tool.includes(i) ? 1 : m)),
+        samplerLogprobs: (s.samplerLogprobs ?? []).map((x, i) => (tool.includes(i) ? 0 : x)),
+        trainerLogprobs: (s.trainerLogprobs ?? []).map((x, i) => (tool.includes(i) ? -25 : x)),
+      },
+    };
+  }
+
+  it('with owners: the trained tool turn is mask-on-tool, not also a gap of tens of nats', () => {
+    const { s, tool } = toolTrained();
+    const findings = lintSample(s, { tok: qwen3 }).findings;
+    assert.deepEqual(
+      findings.map((f) => [f.rule, f.positions]),
+      [['mask-on-tool', tool]],
+    );
+  });
+
+  it('a real gap on a policy token is still found beside it', () => {
+    const { s } = toolTrained();
+    const policy = s.ids.findIndex((_, i) => s.lossMask[i] && (s.trainerLogprobs?.[i] ?? 0) !== -25);
+    const trainer = (s.trainerLogprobs ?? []).map((x, i) => (i === policy ? (x ?? 0) - 3 : x));
+    const gaps = lintSample({ ...s, trainerLogprobs: trainer }, { tok: qwen3 }).findings.filter(
+      (f) => f.rule === 'logprob-gap',
+    );
+    assert.deepEqual(
+      gaps.map((f) => f.positions),
+      [[policy]],
+    );
+  });
+
+  it('without owners only nulls are placeholders: the 0.0 values cannot be told from real ones', () => {
+    const { s, tool } = toolTrained();
+    const gaps = lintSample(s).findings.filter((f) => f.rule === 'logprob-gap');
+    assert.deepEqual(
+      gaps.map((f) => f.positions),
+      [tool],
+    );
+  });
+});

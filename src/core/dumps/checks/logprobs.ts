@@ -7,7 +7,7 @@
  * exactly 0.0. Without a known template the owners come from the mask, so only nulls are left out.
  */
 import { OWNER } from '../sample.js';
-import { type Hit, range, type SampleContext } from './context.js';
+import type { Hit, SampleContext } from './context.js';
 
 const real = (x: number | null | undefined): x is number => typeof x === 'number' && Number.isFinite(x);
 
@@ -40,26 +40,22 @@ export function logprobPairs(c: SampleContext): LogprobPairs | undefined {
   return out;
 }
 
-/** logprob-gap: trained tokens whose two log-probs are more than `opts.logprobGap` (2) nats apart. */
+/** logprob-gap: comparable tokens whose two log-probs are more than `opts.logprobGap` (2) nats apart. */
 export function checkLogprobGap(c: SampleContext): Hit[] {
-  const a = c.s.samplerLogprobs;
-  const b = c.s.trainerLogprobs;
-  if (!a || !b) return [];
+  const p = logprobPairs(c);
+  if (!p) return [];
   const limit = c.opts.logprobGap ?? 2;
-  const gap = range(0, c.T).map((i) => {
-    const x = a[i];
-    const y = b[i];
-    return c.mask[i] && real(x) && real(y) ? Math.abs(x - y) : Number.NaN;
-  });
-  const ps = range(0, c.T).filter((i) => gap[i] > limit);
-  if (!ps.length) return [];
-  const worst = ps.reduce((w, i) => (gap[i] > gap[w] ? i : w), ps[0]);
+  const far = p.positions
+    .map((i, k) => ({ i, gap: Math.abs(p.sampler[k] - p.trainer[k]) }))
+    .filter((x) => x.gap > limit);
+  if (!far.length) return [];
+  const worst = far.reduce((w, x) => (x.gap > w.gap ? x : w), far[0]);
   return [
     {
-      positions: ps,
+      positions: far.map((x) => x.i),
       message:
-        `${ps.length} trained tokens with sampler and trainer log-probs more than ${limit} nats apart ` +
-        `(largest ${gap[worst].toFixed(2)} at ${worst + c.s.offset} "${c.text(worst)}")`,
+        `${far.length} trained tokens with sampler and trainer log-probs more than ${limit} nats apart ` +
+        `(largest ${worst.gap.toFixed(2)} at ${worst.i + c.s.offset} "${c.text(worst.i)}")`,
     },
   ];
 }

@@ -40,6 +40,18 @@ export function detectFormat(record: unknown): Result<DumpFormat, string> {
   );
 }
 
+/** The format of a file from the text of its line `index` (0-based): `line N is not JSON (...)` or detection's error. */
+export function detectLineFormat(text: string, index: number): Result<DumpFormat, string> {
+  let record: unknown;
+  try {
+    record = JSON.parse(text);
+  } catch (e) {
+    return fail(`line ${index + 1} is not JSON (${(e as Error).message})`);
+  }
+  const d = detectFormat(record);
+  return d.ok ? d : fail(`line ${index + 1}: ${d.error}`);
+}
+
 /** Parse one JSONL line of a format into samples; a bad line is a Rejection, never a throw. */
 export function parseRecord(format: DumpFormat, text: string, index: number): Read<DumpSample[]> {
   let record: unknown;

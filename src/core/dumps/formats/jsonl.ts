@@ -7,7 +7,7 @@ import * as v from 'valibot';
 import { ok } from '../../schema.js';
 import type { ChatMessage, DumpSample, LengthIssue, Read } from '../sample.js';
 import { lengthIssue, numbers, numbersOrNull, parse } from './fields.js';
-import type { DumpReader } from './reader.js';
+import { CARRIED_FIELDS, type DumpReader } from './reader.js';
 
 const Message = v.looseObject({ role: v.string() });
 const Jsonl = v.object({
@@ -62,19 +62,5 @@ export const jsonl = {
   fields: 'ids, loss_mask (and logprobs, trainer_logprobs, advantages, reward, messages)',
   detect: (record) => 'ids' in record && 'loss_mask' in record,
   read,
-  carries: {
-    ids: true,
-    lossMask: true,
-    owner: false,
-    tokens: false,
-    messages: true,
-    tools: true,
-    samplerLogprobs: true,
-    trainerLogprobs: true,
-    advantages: true,
-    reward: true,
-    step: true,
-    group: true,
-    episode: true,
-  },
+  carries: CARRIED_FIELDS,
 } as const satisfies DumpReader;

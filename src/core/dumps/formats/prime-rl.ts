@@ -188,19 +188,5 @@ export const primeRl = {
     Array.isArray((record as { traces?: unknown }).traces) ||
     Array.isArray((record as { nodes?: unknown }).nodes),
   read,
-  carries: {
-    ids: true,
-    lossMask: true,
-    owner: false,
-    tokens: false,
-    messages: true,
-    tools: true,
-    samplerLogprobs: true,
-    trainerLogprobs: false,
-    advantages: true,
-    reward: true,
-    step: true,
-    group: false,
-    episode: false,
-  },
+  carries: ['ids', 'lossMask', 'messages', 'tools', 'samplerLogprobs', 'advantages', 'reward', 'step'],
 } as const satisfies DumpReader;

@@ -36,6 +36,6 @@ export interface DumpReader<Id extends string = string> {
   detect(record: object): boolean;
   /** The samples of one parsed record (`index`: its 0-based line), or the Rejection naming the field. */
   read(record: unknown, index: number): Read<DumpSample[]>;
-  /** Which DumpSample fields the format has a place for (a given file may still leave them out). */
-  carries: Readonly<Record<CarriedField, boolean>>;
+  /** The DumpSample fields the format has a place for (a given file may still leave them out). */
+  carries: readonly CarriedField[];
 }

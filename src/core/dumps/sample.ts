@@ -60,6 +60,15 @@ export interface DumpSample {
   nodeSampled?: boolean[];
   /** The record's other samples whose tokens this one's context should start with (prime-rl branches). */
   previous?: { offset: number; ids: number[]; part?: string };
+  /**
+   * The trainer's own per-token decision to drop a trained token from its loss (prime-rl's
+   * `is_masked`: 1 where it masked the token) [T]. Shown beside the lint, never a finding.
+   */
+  trainerMasked?: (0 | 1)[];
+  /** The environment the sample comes from (prime-rl's `env_name`). */
+  env?: string;
+  /** The trainer rank that wrote the sample (prime-rl's token export). */
+  rank?: number;
 }
 
 /** One disagreement of lengths: a description and the first token position it concerns (null: none). */

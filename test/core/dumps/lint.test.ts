@@ -51,15 +51,16 @@ describe('dump fixtures', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dump-fixtures-'));
     try {
       makeFixtures(dir);
-      for (const f of fs
-        .readdirSync(FIXTURES, { withFileTypes: true })
-        .filter((d) => d.isFile())
-        .map((d) => d.name))
+      const isFile = (d: string) => (f: string) => fs.statSync(path.join(d, f)).isFile();
+      const made = fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter(isFile(dir));
+      for (const f of made)
         assert.equal(
           fs.readFileSync(path.join(dir, f), 'utf8'),
           fs.readFileSync(path.join(FIXTURES, f), 'utf8'),
           f,
         );
+      // every file at the top of the fixtures is the script's (pickled/ has a script of its own)
+      for (const f of fs.readdirSync(FIXTURES).filter(isFile(FIXTURES))) assert.ok(made.includes(f), f);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

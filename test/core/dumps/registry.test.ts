@@ -27,6 +27,23 @@ import { JOB_SCHEMAS } from '../../../src/protocol/trainer.js';
 
 const FIXTURES = 'test/fixtures/dumps';
 const ids = DUMP_READERS.map((r) => r.id);
+/** A format's fixture files: `ID-*.jsonl` (not those of a longer id) and the .jsonl files under `ID/`. */
+function fixturesOf(id: string): string[] {
+  const longer = ids.filter((x) => x !== id && x.startsWith(id));
+  const named = fs
+    .readdirSync(FIXTURES)
+    .filter(
+      (f) => f.startsWith(`${id}-`) && f.endsWith('.jsonl') && !longer.some((x) => f.startsWith(`${x}-`)),
+    );
+  const folder = path.join(FIXTURES, id);
+  const under = fs.existsSync(folder)
+    ? fs
+        .readdirSync(folder, { recursive: true, encoding: 'utf8' })
+        .filter((f) => f.endsWith('.jsonl'))
+        .map((f) => path.join(id, f))
+    : [];
+  return [...named, ...under].sort();
+}
 
 describe('the format registry', () => {
   it('has unique ids, and DUMP_FORMATS lists them in registry order', () => {
@@ -74,10 +91,13 @@ describe('the format registry', () => {
     assert.ok(!v.safeParse(JOB_SCHEMAS.dumpSample, { ...sample, format: 'verl' }).success);
   });
 
-  it('detects each clean fixture as its own format, and lists every format when none fits', () => {
+  it('detects every fixture of each format as its own format, and lists every format when none fits', () => {
     for (const id of ids) {
-      const first = fs.readFileSync(path.join(FIXTURES, `${id}-clean.jsonl`), 'utf8').split('\n')[0];
-      assert.deepEqual(detectFormat(JSON.parse(first)), { ok: true, value: id });
+      assert.ok(fixturesOf(id).length > 0, `${id} has fixtures`);
+      for (const file of fixturesOf(id)) {
+        const first = fs.readFileSync(path.join(FIXTURES, file), 'utf8').split('\n')[0];
+        assert.deepEqual(detectFormat(JSON.parse(first)), { ok: true, value: id }, file);
+      }
     }
     const r = detectFormat({ text: 'hi' });
     assert.ok(!r.ok);
@@ -87,7 +107,7 @@ describe('the format registry', () => {
   it('a reader fills only the sample fields its `carries` declares (every fixture of the format)', () => {
     for (const reader of DUMP_READERS) {
       const filled = new Set<string>();
-      for (const file of fs.readdirSync(FIXTURES).filter((f) => f.startsWith(`${reader.id}-`)))
+      for (const file of fixturesOf(reader.id))
         fs.readFileSync(path.join(FIXTURES, file), 'utf8')
           .split('\n')
           .filter((l) => l.trim())

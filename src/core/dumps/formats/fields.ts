@@ -13,6 +13,11 @@ export const numbers = v.custom<number[]>(
   (x) => Array.isArray(x) && x.every(isNum),
   (issue) => `an array of numbers, found ${whatIsWrong(issue.input, isNum)}`,
 );
+/** An array of token ids: integers (a tokenizer cannot decode another number). */
+export const tokenIds = v.custom<number[]>(
+  (x) => Array.isArray(x) && x.every(Number.isInteger),
+  (issue) => `an array of integer token ids, found ${whatIsWrong(issue.input, Number.isInteger)}`,
+);
 /** An array of finite numbers or nulls. */
 export const numbersOrNull = v.custom<(number | null)[]>(
   (x) => Array.isArray(x) && x.every((y) => y === null || isNum(y)),
@@ -23,6 +28,13 @@ export const bools = v.custom<(boolean | number)[]>(
   (x) => Array.isArray(x) && x.every((y) => typeof y === 'boolean' || y === 0 || y === 1),
   (issue) =>
     `an array of booleans, found ${whatIsWrong(issue.input, (y) => typeof y === 'boolean' || y === 0 || y === 1)}`,
+);
+
+/** An array of booleans or nulls (null: a value the writer did not compute). */
+export const boolsOrNull = v.custom<(boolean | null)[]>(
+  (x) => Array.isArray(x) && x.every((y) => y === null || typeof y === 'boolean'),
+  (issue) =>
+    `an array of booleans or nulls, found ${whatIsWrong(issue.input, (y) => y === null || typeof y === 'boolean')}`,
 );
 
 function whatIsWrong(x: unknown, good: (y: unknown) => boolean): string {

@@ -10,12 +10,14 @@ import { episodeLab } from './episode-lab.js';
 import { jsonl } from './jsonl.js';
 import { nemoRl } from './nemo-rl.js';
 import { primeRl } from './prime-rl.js';
+import { primeRlExport } from './prime-rl-export.js';
 import type { DumpReader } from './reader.js';
+import { turns } from './turns.js';
 
 export { CARRIED_FIELDS, type CarriedField, type DumpReader } from './reader.js';
 
 /** Every format's reader, in detection order. */
-export const DUMP_READERS = [nemoRl, primeRl, episodeLab, jsonl] as const;
+export const DUMP_READERS = [nemoRl, primeRl, primeRlExport, turns, episodeLab, jsonl] as const;
 
 export type DumpFormat = (typeof DUMP_READERS)[number]['id'];
 /** The format ids, in detection order; `auto` (detect from the first record) is not one of them. */

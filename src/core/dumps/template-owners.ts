@@ -43,7 +43,7 @@ export interface TemplateOwners {
   owner: number[];
   source: 'template';
   turns: TemplateTurn[];
-  /** Positions of the end tokens the model generated (owner policy). */
+  /** Positions of the end tokens that end a completion (owner policy; not those a completion continues after). */
   ends: number[];
   /**
    * Positions of text the template writes under some arguments only (an empty <think></think> at
@@ -288,7 +288,6 @@ function scan(
       const e = longest(text, p, m.ends);
       if (e) {
         mark(p, p + e.length, OWNER.policy);
-        endChars.push(p);
         p += e.length;
         const more = longest(text, p, m.continuations.get(e) ?? []);
         if (more) {
@@ -296,6 +295,7 @@ function scan(
           p += more.length;
           continue;
         }
+        endChars.push(p - e.length);
         close(p - e.length, p - e.length);
         continue;
       }

@@ -9,7 +9,7 @@
  */
 import { Environment, Interpreter, Template } from '@huggingface/jinja';
 import { fail, ok, type Result } from '../schema.js';
-import { type FamilyKnowledge, familyOf } from './template-families.js';
+import { familyOf } from './template-families.js';
 
 /** A chat message as templates take it (OpenAI/HF shape; extra keys such as `thinking` allowed). */
 export type ProbeMessage = Record<string, unknown>;
@@ -384,7 +384,7 @@ export function probeTemplate(
     { content: null, stringArgs: true },
   ].find((e) => {
     const t = R([user(S.u1), calling(e, [1])]);
-    return t?.includes(S.f1) && t.includes(S.x1);
+    return t?.includes(S.x1);
   });
   if (!enc) notes.push('the template renders no tool calls');
   const mx = new MarkerIndex(
@@ -617,13 +617,9 @@ export function probeTemplate(
     : null;
 
   // How calls and reasoning are wrapped (for the reader).
+  const callAt = cCall ? (cCall.includes(S.f1) ? cCall.indexOf(S.f1) : cCall.indexOf(S.x1)) : -1;
   const toolCallWrap =
-    cCall?.includes(S.f1) && cCall.includes(S.x1)
-      ? {
-          open: cCall.slice(0, cCall.indexOf(S.f1)),
-          close: tailAfter(cCall, S.x1),
-        }
-      : null;
+    cCall && callAt >= 0 ? { open: cCall.slice(0, callAt), close: tailAfter(cCall, S.x1) } : null;
   const reasoningWrap =
     reasoningShown && cReason
       ? {
@@ -680,7 +676,7 @@ export function probeTemplate(
     prefixPreserving: trl.ok ? trl.value.preserving : null,
     prefixBreaks,
     readsClock,
-    notes: [...notes, ...(family?.notes ?? [])],
+    notes: [...new Set([...notes, ...(family?.notes ?? [])])],
   });
 }
 
@@ -859,19 +855,29 @@ export function probeChatTemplate(
   kwargs: Readonly<Record<string, unknown>> = {},
   markers?: readonly Marker[],
 ): Result<TemplateStructure, string> {
-  const r = chatTemplateRenderer(source, specials, kwargs);
-  if (!r.ok) return r;
-  return probeTemplate(r.value, {
-    markers,
-    eos: specials.eos,
-    bos: specials.bos,
-    source,
-    kwargs,
-    renderWith: (k) => {
-      const o = chatTemplateRenderer(source, specials, k);
-      return o.ok ? o.value : undefined;
-    },
-  });
+  const probeWith = (k: Readonly<Record<string, unknown>>): Result<TemplateStructure, string> => {
+    const r = chatTemplateRenderer(source, specials, k);
+    if (!r.ok) return r;
+    return probeTemplate(r.value, {
+      markers,
+      eos: specials.eos,
+      bos: specials.bos,
+      source,
+      kwargs: k,
+      renderWith: (other) => {
+        const o = chatTemplateRenderer(source, specials, other);
+        return o.ok ? o.value : undefined;
+      },
+    });
+  };
+  const probed = probeWith(kwargs);
+  if (probed.ok || !Object.keys(kwargs).length) return probed;
+  // A template that cannot render with these arguments (Llama 3.1's builtin_tools needs a filter
+  // @huggingface/jinja lacks) is probed without them, and says so.
+  const without = probeWith({});
+  if (!without.ok) return probed;
+  without.value.notes.unshift(
+    `the template cannot render with the arguments ${Object.keys(kwargs).join(', ')} (${probed.error}): structure probed without them`,
+  );
+  return without;
 }
-
-export type { FamilyKnowledge };

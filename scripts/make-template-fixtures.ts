@@ -215,23 +215,18 @@ function loadFamily(name: FamilyName): Family {
 
 // --- conversations ------------------------------------------------------------------------------
 
+/** A function tool of one string parameter, in the OpenAI shape templates take. */
+const fnTool = (name: string, description: string, param: string) => ({
+  type: 'function',
+  function: {
+    name,
+    description,
+    parameters: { type: 'object', properties: { [param]: { type: 'string' } }, required: [param] },
+  },
+});
 const TOOLS = [
-  {
-    type: 'function',
-    function: {
-      name: 'run_tests',
-      description: 'Run a test file and report the failures',
-      parameters: { type: 'object', properties: { file: { type: 'string' } }, required: ['file'] },
-    },
-  },
-  {
-    type: 'function',
-    function: {
-      name: 'read_file',
-      description: 'Read a file of the repository',
-      parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
-    },
-  },
+  fnTool('run_tests', 'Run a test file and report the failures', 'file'),
+  fnTool('read_file', 'Read a file of the repository', 'path'),
 ];
 
 /** A message of the fixture conversations; `toolResult` marks a user message that carries one (Gemma). */

@@ -74,7 +74,8 @@ interface Matcher {
   closers: Map<ContentRole, string>;
   ends: string[];
   continuations: Map<string, string[]>;
-  first: Set<string>;
+  /** 1 at the char codes any marker starts with. */
+  first: Uint8Array;
 }
 
 const matchers = new WeakMap<TemplateStructure, Matcher>();
@@ -96,7 +97,7 @@ function matcherOf(s: TemplateStructure): Matcher {
     closers: new Map(s.closers.filter((c) => c.text).map((c) => [c.role, c.text])),
     ends: [...s.ends].filter((e) => e).sort(byLength),
     continuations,
-    first: new Set<string>(),
+    first: new Uint8Array(65536),
   };
   for (const t of [
     ...m.generation,
@@ -105,7 +106,7 @@ function matcherOf(s: TemplateStructure): Matcher {
     ...m.closers.values(),
     ...m.ends,
   ])
-    if (t) m.first.add(t[0]);
+    if (t) m.first[t.charCodeAt(0)] = 1;
   matchers.set(s, m);
   return m;
 }
@@ -124,6 +125,17 @@ function openerEnd(text: string, p: number, o: Opener): number {
 
 const longest = (text: string, p: number, list: readonly string[]) => list.find((t) => text.startsWith(t, p));
 
+/** Each tokenizer's token texts by id, filled as ids are met. */
+const tokenTexts = new WeakMap<OwnerTokenizer, string[]>();
+function textsOf(tok: OwnerTokenizer): string[] {
+  let texts = tokenTexts.get(tok);
+  if (!texts) {
+    texts = [];
+    tokenTexts.set(tok, texts);
+  }
+  return texts;
+}
+
 /**
  * Owners of ids [T] read with a template's structure. Contract: `owner[i]` is an OWNER code;
  * `ends` lists generated end tokens; `turns` each completion and each content found, in order.
@@ -134,20 +146,38 @@ export function templateOwners(
   s: TemplateStructure,
   opts: OwnerOptions = {},
 ): TemplateOwners {
-  const starts: number[] = [];
-  let full = '';
-  for (const id of ids) {
-    starts.push(full.length);
-    full += tok.text(id);
+  const texts = textsOf(tok);
+  const starts = new Array<number>(ids.length);
+  const parts = new Array<string>(ids.length);
+  let length = 0;
+  for (let i = 0; i < ids.length; i++) {
+    const id = ids[i];
+    let t = texts[id];
+    if (t === undefined) {
+      t = tok.text(id);
+      texts[id] = t;
+    }
+    starts[i] = length;
+    parts[i] = t;
+    length += t.length;
   }
+  const full = parts.join('');
   // Text the template writes from its arguments (tool definitions) is cut out before reading.
   const { view, at } = excise(full, opts.blocks ?? []);
   const r = scan(view, s);
   const charOwner = new Uint8Array(full.length);
-  r.charOwner.forEach((o, v) => {
-    charOwner[at[v]] = o;
-  });
-  const to = (v: number) => (v >= view.length ? full.length : at[v]);
+  for (const [v, t, len] of at) charOwner.set(r.charOwner.subarray(v, v + len), t);
+  const to = (v: number) => {
+    if (v >= view.length) return full.length;
+    let lo = 0;
+    let hi = at.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (at[mid][0] <= v) lo = mid;
+      else hi = mid - 1;
+    }
+    return at[lo][1] + (v - at[lo][0]);
+  };
   return finish(
     ids,
     starts,
@@ -166,22 +196,28 @@ export function templateOwners(
   );
 }
 
-/** The text without the blocks' occurrences, and for each of its characters its index in the text. */
-function excise(text: string, blocks: readonly string[]): { view: string; at: number[] } {
+/**
+ * The text without the blocks' occurrences, and its kept stretches as [index in the view, index in
+ * the text, length], in order.
+ */
+function excise(text: string, blocks: readonly string[]): { view: string; at: [number, number, number][] } {
   const cuts: [number, number][] = [];
   for (const b of [...blocks].filter((x) => x).sort((x, y) => y.length - x.length))
     for (let i = text.indexOf(b); i >= 0; i = text.indexOf(b, i + b.length))
       if (!cuts.some(([a, e]) => i < e && a < i + b.length)) cuts.push([i, i + b.length]);
+  if (!cuts.length) return { view: text, at: [[0, 0, text.length]] };
   cuts.sort((x, y) => x[0] - y[0]);
-  let view = '';
-  const at: number[] = [];
+  const parts: string[] = [];
+  const at: [number, number, number][] = [];
   let from = 0;
+  let v = 0;
   for (const [a, e] of [...cuts, [text.length, text.length] as [number, number]]) {
-    view += text.slice(from, a);
-    for (let i = from; i < a; i++) at.push(i);
+    parts.push(text.slice(from, a));
+    at.push([v, from, a - from]);
+    v += a - from;
     from = e;
   }
-  return { view, at };
+  return { view: parts.join(''), at };
 }
 
 type RawTurn = { role: TemplateTurn['role']; start: number; body: number; bodyEnd: number; end: number };
@@ -244,8 +280,7 @@ function scan(
   if (s.bos && text.startsWith(s.bos)) p = s.bos.length;
   if (s.startRole) startContent(s.startRole, p, p);
   while (p < n) {
-    const c = text[p];
-    if (!m.first.has(c)) {
+    if (!m.first[text.charCodeAt(p)]) {
       if (state === 'content') charOwner[p] = code;
       else if (state === 'policy') charOwner[p] = OWNER.policy;
       p++;

@@ -9,7 +9,7 @@
  */
 import { Environment, Interpreter, Template } from '@huggingface/jinja';
 import { fail, ok, type Result } from '../schema.js';
-import { familyOf } from './template-families.js';
+import { type FamilyKnowledge, familyOf } from './template-families.js';
 
 /** A chat message as templates take it (OpenAI/HF shape; extra keys such as `thinking` allowed). */
 export type ProbeMessage = Record<string, unknown>;
@@ -358,6 +358,33 @@ function lastEnd(text: string, mx: MarkerIndex): string | undefined {
   return found.find((m) => mx.isSpecial(m.text))?.text ?? found[0]?.text;
 }
 
+/** What the probe's steps share: the renderer (undefined when a render fails), markers, the call encoding, notes. */
+interface Ctx {
+  R: (msgs: readonly ProbeMessage[], gen?: boolean, date?: Date) => string | undefined;
+  mx: MarkerIndex;
+  enc: CallEncoding | undefined;
+  notes: string[];
+  opts: ProbeOptions;
+  /** Renders of [user] without and with the generation prompt. */
+  x0: string;
+  x0g: string;
+}
+
+/** Completions (what follows the generation prompt up to the end of the render) of the probed shapes. */
+interface Completions {
+  answer: string;
+  reason?: string;
+  call?: string;
+  reasonCall?: string;
+  two?: string;
+  parallel: boolean | null;
+  reasoningShown: boolean;
+}
+
+const LATER = new Date(Date.UTC(2031, 10, 13));
+const tailAfter = (text: string, sentinel: string) =>
+  text.slice(text.lastIndexOf(sentinel) + sentinel.length);
+
 /**
  * Probe a chat template through a renderer: Result<structure, why not> (only when the simplest
  * conversation, one user message, does not render). Shapes the template refuses (tool calls,
@@ -367,148 +394,223 @@ export function probeTemplate(
   render: ChatRenderer,
   opts: ProbeOptions = {},
 ): Result<TemplateStructure, string> {
-  const notes: string[] = [];
   const R = (msgs: readonly ProbeMessage[], gen = false, date?: Date): string | undefined => {
     const r = render(msgs, { addGenerationPrompt: gen, date });
     return r.ok ? r.value : undefined;
   };
   const base = render([user(S.u1)], { addGenerationPrompt: true });
   if (!base.ok) return fail(base.error);
-  const x0 = R([user(S.u1)]) ?? '';
-  const x0g = base.value;
-  if (!x0g.includes(S.u1)) return fail('the chat template drops the content of a user message');
+  if (!base.value.includes(S.u1)) return fail('the chat template drops the content of a user message');
+  const notes: string[] = [];
   const enc = [
     { content: '', stringArgs: false },
     { content: null, stringArgs: false },
     { content: '', stringArgs: true },
     { content: null, stringArgs: true },
-  ].find((e) => {
-    const t = R([user(S.u1), calling(e, [1])]);
-    return t?.includes(S.x1);
-  });
+  ].find((e) => R([user(S.u1), calling(e, [1])])?.includes(S.x1));
   if (!enc) notes.push('the template renders no tool calls');
   const mx = new MarkerIndex(
     opts.markers ??
       guessMarkers(
-        x0g,
+        base.value,
         R([user(S.u1), answer(S.a1, S.r), user(S.u2)], true) ?? '',
         enc ? (R([user(S.u1), calling(enc, [1]), toolResult(1)], true) ?? '') : '',
       ),
   );
-  const diff = (a: string, b: string) => b.slice(commonPrefix(a, b, mx));
+  const ctx: Ctx = { R, mx, enc, notes, opts, x0: R([user(S.u1)]) ?? '', x0g: base.value };
+  const family = opts.source !== undefined ? familyOf(opts.source) : undefined;
+  const c = completionsOf(ctx);
+  const { ends, endIsNextHeader } = endsOf(ctx, c, family);
+  const gen = generationOf(ctx);
+  const content = contentOf(ctx, c, ends, gen);
+  const prefix = prefixOf(ctx, render, c, gen.toolRendered);
+  const callAt = c.call ? (c.call.includes(S.f1) ? c.call.indexOf(S.f1) : c.call.indexOf(S.x1)) : -1;
+  return ok({
+    family: family?.name ?? null,
+    generationPrompt: gen.prompt,
+    generation: gen.generation,
+    generationAfter: gen.after,
+    optionalGeneration: gen.optional,
+    ends: [...ends],
+    endIsNextHeader,
+    continuations: continuationsOf(ctx, c, ends, family),
+    openers: content.openers,
+    startRole: content.startRole,
+    bos: opts.bos ?? '',
+    closers: content.closers,
+    toolUserPrefixes: [...(family?.toolUserPrefixes ?? [])],
+    toolCall:
+      c.call && callAt >= 0 ? { open: c.call.slice(0, callAt), close: tailAfter(c.call, S.x1) } : null,
+    parallelToolCalls: c.parallel,
+    reasoning:
+      c.reasoningShown && c.reason
+        ? {
+            open: c.reason.slice(0, c.reason.indexOf(S.r)),
+            close: c.reason.slice(c.reason.indexOf(S.r) + S.r.length, c.reason.indexOf(S.a1)),
+          }
+        : null,
+    systemRole: content.systemRole,
+    prefixPreserving: prefix.preserving,
+    prefixBreaks: prefix.breaks,
+    readsClock: R([user(S.u1)], true, LATER) !== ctx.x0g,
+    notes: [...new Set([...notes, ...(family?.notes ?? [])])],
+  });
+}
 
-  // Completions: what follows the generation prompt, up to the end of the render.
-  const completion = (history: ProbeMessage[], message: ProbeMessage): string | undefined => {
-    const before = R(history, true);
-    const after = R([...history, message]);
+function completionsOf(ctx: Ctx): Completions {
+  const { R, enc } = ctx;
+  const completion = (message: ProbeMessage): string | undefined => {
+    const before = R([user(S.u1)], true);
+    const after = R([user(S.u1), message]);
     if (before === undefined || after === undefined) return undefined;
     if (!after.startsWith(before))
-      notes.push('a rendered assistant message does not extend its generation prompt');
-    return diff(before, after);
+      ctx.notes.push('a rendered assistant message does not extend its generation prompt');
+    return after.slice(commonPrefix(before, after, ctx.mx));
   };
-  const h1 = [user(S.u1)];
-  const cAnswer = completion(h1, answer(S.a1)) ?? '';
-  const cReason = completion(h1, answer(S.a1, S.r));
-  const cCall = enc ? completion(h1, calling(enc, [1])) : undefined;
-  const cReasonCall = enc ? completion(h1, calling(enc, [1], S.r)) : undefined;
-  const twoCalls = enc ? R([user(S.u1), calling(enc, [1, 2])]) : undefined;
-  const parallel = enc ? twoCalls?.includes(S.f2) === true : null;
-  const cTwo = parallel && enc ? completion(h1, calling(enc, [1, 2])) : undefined;
-  const reasoningShown = cReason?.includes(S.r) === true;
-  if (!reasoningShown) notes.push('the template renders no reasoning of the last assistant message');
+  const parallel = enc ? R([user(S.u1), calling(enc, [1, 2])])?.includes(S.f2) === true : null;
+  const reason = completion(answer(S.a1, S.r));
+  const reasoningShown = reason?.includes(S.r) === true;
+  if (!reasoningShown) ctx.notes.push('the template renders no reasoning of the last assistant message');
+  return {
+    answer: completion(answer(S.a1)) ?? '',
+    reason,
+    call: enc ? completion(calling(enc, [1])) : undefined,
+    reasonCall: enc ? completion(calling(enc, [1], S.r)) : undefined,
+    two: parallel && enc ? completion(calling(enc, [1, 2])) : undefined,
+    parallel,
+    reasoningShown,
+  };
+}
 
-  const tailAfter = (text: string, sentinel: string) =>
-    text.slice(text.lastIndexOf(sentinel) + sentinel.length);
-  const family = opts.source !== undefined ? familyOf(opts.source) : undefined;
-  const answerEnd = lastEnd(tailAfter(cAnswer, S.a1), mx);
-  const endIsNextHeader = family?.endIsNextHeader ?? answerEnd === undefined;
+/**
+ * End tokens: the last added token of each completion's tail when it ends the render, and the
+ * first one after an answer that another message follows; none after a plain answer means the
+ * model stops by writing the next role marker. The family's and the EOS are added.
+ */
+function endsOf(
+  ctx: Ctx,
+  c: Completions,
+  family: FamilyKnowledge | undefined,
+): { ends: Set<string>; endIsNextHeader: boolean } {
+  const { mx } = ctx;
+  const endIsNextHeader = family?.endIsNextHeader ?? lastEnd(tailAfter(c.answer, S.a1), mx) === undefined;
   const ends = new Set<string>();
   if (!endIsNextHeader) {
-    for (const [c, last] of [
-      [cAnswer, S.a1],
-      [cReason, S.a1],
-      [cCall, S.x1],
-      [cReasonCall, S.x1],
-      [cTwo, S.x2],
+    for (const [text, last] of [
+      [c.answer, S.a1],
+      [c.reason, S.a1],
+      [c.call, S.x1],
+      [c.reasonCall, S.x1],
+      [c.two, S.x2],
     ] as const) {
-      const e = c?.includes(last) ? lastEnd(tailAfter(c, last), mx) : undefined;
+      const e = text?.includes(last) ? lastEnd(tailAfter(text, last), mx) : undefined;
       if (e) ends.add(e);
     }
-    // An earlier answer or call, re-rendered once another message follows.
-    const laterRender = R([user(S.u1), answer(S.a1), user(S.u2)], true);
-    const laterEnd = laterRender?.includes(S.u2)
-      ? firstEnd(laterRender.slice(laterRender.indexOf(S.a1) + S.a1.length), mx)
+    const later = ctx.R([user(S.u1), answer(S.a1), user(S.u2)], true);
+    const laterEnd = later?.includes(S.u2)
+      ? firstEnd(tailAfter(later.slice(0, later.indexOf(S.u2)), S.a1), mx)
       : undefined;
     if (laterEnd) ends.add(laterEnd);
   }
-  for (const e of family?.ends ?? []) if (mx.at(e, 0) === e || !opts.markers) ends.add(e);
-  if (opts.eos) ends.add(opts.eos);
+  for (const e of family?.ends ?? []) if (mx.at(e, 0) === e || !ctx.opts.markers) ends.add(e);
+  if (ctx.opts.eos) ends.add(ctx.opts.eos);
+  return { ends, endIsNextHeader };
+}
 
-  // Continuations: text after an end token inside one completion (several messages in one).
-  const continuations = new Map<string, string[]>();
-  for (const c of [cReason, cReasonCall, cTwo, cCall]) {
-    if (c === undefined) continue;
-    const inC = mx.find(c).filter((m) => ends.has(m.text));
-    for (const m of inC.slice(0, -1)) {
-      let rest = c.slice(m.at + m.text.length);
+/** Text after an end token inside one completion (several messages in one), and the family's. */
+function continuationsOf(
+  ctx: Ctx,
+  c: Completions,
+  ends: ReadonlySet<string>,
+  family: FamilyKnowledge | undefined,
+): { after: string; text: string }[] {
+  const { mx } = ctx;
+  const found = new Map<string, string[]>();
+  for (const text of [c.reason, c.reasonCall, c.two, c.call]) {
+    if (text === undefined) continue;
+    for (const m of mx
+      .find(text)
+      .filter((x) => ends.has(x.text))
+      .slice(0, -1)) {
+      let rest = text.slice(m.at + m.text.length);
       const nextSentinel = Math.min(
         ...[S.a1, S.f1, S.f2, S.x1, S.x2].map((x) => rest.indexOf(x)).filter((i) => i >= 0),
       );
       if (Number.isFinite(nextSentinel)) rest = rest.slice(0, nextSentinel);
       const nextEnd = mx.find(rest).find((x) => ends.has(x.text));
       if (nextEnd) rest = rest.slice(0, nextEnd.at);
-      if (rest) continuations.set(m.text, [...(continuations.get(m.text) ?? []), rest]);
+      if (rest) found.set(m.text, [...(found.get(m.text) ?? []), rest]);
     }
   }
-  const conts: { after: string; text: string }[] = [];
-  for (const [after, texts] of continuations) {
+  const out: { after: string; text: string }[] = [];
+  for (const [after, texts] of found) {
     const common = commonPrefixOf(texts, mx);
-    const uniq = common && mx.find(common).length ? [common] : [...new Set(texts)];
-    for (const text of uniq) conts.push({ after, text });
+    for (const text of common && mx.find(common).length ? [common] : [...new Set(texts)])
+      out.push({ after, text });
   }
-  for (const c of family?.continuations ?? [])
-    if (!conts.some((x) => x.after === c.after && x.text === c.text)) conts.push({ ...c });
+  for (const x of family?.continuations ?? [])
+    if (!out.some((y) => y.after === x.after && y.text === x.text)) out.push({ ...x });
+  return out;
+}
 
-  // Generation prompts.
-  const genUser = diff(x0, x0g);
-  const afterUser = x0g.slice(x0g.lastIndexOf(S.u1) + S.u1.length);
+interface Generation {
+  prompt: string;
+  generation: string[];
+  after: { role: ContentRole; text: string }[];
+  optional: string[];
+  toolRendered: boolean;
+}
+
+/** Generation prompts after a user and after a tool message, and text other arguments add to them. */
+function generationOf(ctx: Ctx): Generation {
+  const { R, enc, mx, opts } = ctx;
+  const diff = (a: string, b: string) => b.slice(commonPrefix(a, b, mx));
+  const prompt = diff(ctx.x0, ctx.x0g);
   const toolHistory = enc ? [user(S.u1), calling(enc, [1]), toolResult(1)] : undefined;
   const xt = toolHistory ? R(toolHistory) : undefined;
   const xtg = toolHistory ? R(toolHistory, true) : undefined;
   const toolRendered = xtg?.includes(S.t1) === true;
-  if (enc && !toolRendered) notes.push('the template refuses or drops tool messages');
-  const genTool = xt !== undefined && xtg !== undefined && toolRendered ? diff(xt, xtg) : undefined;
-  const afterTool = xtg && toolRendered ? xtg.slice(xtg.lastIndexOf(S.t1) + S.t1.length) : undefined;
-  const generation = [...new Set([genUser, genTool].filter((g): g is string => !!g))];
-  const generationAfter: { role: ContentRole; text: string }[] = [{ role: 'user', text: afterUser }];
-  if (afterTool !== undefined) generationAfter.push({ role: 'tool', text: afterTool });
-
-  const optionalGeneration: string[] = [];
-  for (const flip of [{ enable_thinking: !(opts.kwargs?.enable_thinking ?? true) }]) {
-    const other = opts.renderWith?.({ ...opts.kwargs, ...flip });
-    const g = other?.([user(S.u1)], { addGenerationPrompt: true });
-    const g0 = other?.([user(S.u1)]);
-    if (!g?.ok || !g0?.ok) continue;
+  if (enc && !toolRendered) ctx.notes.push('the template refuses or drops tool messages');
+  const afterTool = xtg && toolRendered ? tailAfter(xtg, S.t1) : undefined;
+  const genTool = xt !== undefined && afterTool !== undefined && xtg ? diff(xt, xtg) : undefined;
+  const after: Generation['after'] = [{ role: 'user', text: tailAfter(ctx.x0g, S.u1) }];
+  if (afterTool !== undefined) after.push({ role: 'tool', text: afterTool });
+  const optional: string[] = [];
+  const other = opts.renderWith?.({
+    ...opts.kwargs,
+    enable_thinking: !(opts.kwargs?.enable_thinking ?? true),
+  });
+  const g = other?.([user(S.u1)], { addGenerationPrompt: true });
+  const g0 = other?.([user(S.u1)]);
+  if (g?.ok && g0?.ok) {
     const variant = diff(g0.value, g.value);
-    if (variant.startsWith(genUser) && variant.length > genUser.length)
-      optionalGeneration.push(variant.slice(genUser.length));
+    if (variant.startsWith(prompt) && variant.length > prompt.length)
+      optional.push(variant.slice(prompt.length));
   }
+  return {
+    prompt,
+    generation: [...new Set([prompt, genTool].filter((x): x is string => !!x))],
+    after,
+    optional,
+    toolRendered,
+  };
+}
 
-  // Openers and closers of content, from where each sentinel lies in renders of several shapes.
-  const later = new Date(Date.UTC(2031, 10, 13));
-  const withSystem = R([system(S.sys), user(S.u1)]);
-  let systemRole: TemplateStructure['systemRole'] = 'own';
-  if (!withSystem?.includes(S.sys)) {
-    systemRole = 'dropped';
-    notes.push('the template drops system messages');
-  } else if (!mx.find(between(withSystem, S.sys, S.u1)).length) systemRole = 'merged';
+/** The shapes whose renders show where each role's content lies. */
+function shapesOf(
+  enc: CallEncoding | undefined,
+  systemRole: TemplateStructure['systemRole'],
+  parallel: boolean | null,
+  toolRendered: boolean,
+): { msgs: ProbeMessage[]; items: Item[]; gen: boolean }[] {
   const U1: Item = { role: 'user', sentinel: S.u1 };
-  const shapes: { msgs: ProbeMessage[]; items: Item[]; gen: boolean }[] = [
+  const U2: Item = { role: 'user', sentinel: S.u2 };
+  const shapes = [
     { msgs: [user(S.u1)], items: [U1], gen: true },
     { msgs: [user(S.u1)], items: [U1], gen: false },
     {
       msgs: [user(S.u1), answer(S.a1), user(S.u2)],
-      items: [U1, { role: 'assistant', sentinel: S.a1 }, { role: 'user', sentinel: S.u2 }],
+      items: [U1, { role: 'assistant', sentinel: S.a1 } as Item, U2],
       gen: true,
     },
   ];
@@ -517,52 +619,73 @@ export function probeTemplate(
     shapes.push({ msgs: [system(S.sys), user(S.u1)], items: [SYS, U1], gen: true });
     shapes.push({ msgs: [system(S.sys)], items: [SYS], gen: false });
   }
-  if (enc && toolRendered) {
-    const X1: Item = { role: 'assistant', sentinel: S.x1 };
-    const X2: Item = { role: 'assistant', sentinel: S.x2 };
-    const T1: Item = { role: 'tool', sentinel: S.t1 };
-    const T2: Item = { role: 'tool', sentinel: S.t2 };
-    const h = [user(S.u1), calling(enc, [1]), toolResult(1)];
-    shapes.push({ msgs: h, items: [U1, X1, T1], gen: true }, { msgs: h, items: [U1, X1, T1], gen: false });
-    shapes.push({
-      msgs: [...h, user(S.u2)],
-      items: [U1, X1, T1, { role: 'user', sentinel: S.u2 }],
-      gen: true,
-    });
-    shapes.push(
-      parallel
-        ? {
-            msgs: [user(S.u1), calling(enc, [1, 2]), toolResult(1), toolResult(2)],
-            items: [U1, X2, T1, T2],
-            gen: true,
-          }
-        : { msgs: [...h, calling(enc, [2]), toolResult(2)], items: [U1, X1, T1, X2, T2], gen: true },
-    );
-  }
-  const openerTexts: { role: ContentRole; a: string; b: string }[] = [];
-  const closerTexts = new Map<ContentRole, string[]>();
-  const closerOf = new Map<ContentRole, string>();
-  const found = shapes.map((shape) =>
-    [undefined, later].map((date) => {
+  if (!enc || !toolRendered) return shapes;
+  const X1: Item = { role: 'assistant', sentinel: S.x1 };
+  const X2: Item = { role: 'assistant', sentinel: S.x2 };
+  const T1: Item = { role: 'tool', sentinel: S.t1 };
+  const T2: Item = { role: 'tool', sentinel: S.t2 };
+  const h = [user(S.u1), calling(enc, [1]), toolResult(1)];
+  shapes.push({ msgs: h, items: [U1, X1, T1], gen: true }, { msgs: h, items: [U1, X1, T1], gen: false });
+  shapes.push({ msgs: [...h, user(S.u2)], items: [U1, X1, T1, U2], gen: true });
+  shapes.push(
+    parallel
+      ? {
+          msgs: [user(S.u1), calling(enc, [1, 2]), toolResult(1), toolResult(2)],
+          items: [U1, X2, T1, T2],
+          gen: true,
+        }
+      : { msgs: [...h, calling(enc, [2]), toolResult(2)], items: [U1, X1, T1, X2, T2], gen: true },
+  );
+  return shapes;
+}
+
+/**
+ * Openers and closers of content, from where each sentinel lies in renders of several shapes (at
+ * two dates, for what varies); what a system message becomes; the header earlier assistant
+ * messages are re-rendered with (added to `gen.generation` when the generation prompt extends it).
+ */
+function contentOf(
+  ctx: Ctx,
+  c: Completions,
+  ends: ReadonlySet<string>,
+  gen: Generation,
+): {
+  openers: Opener[];
+  closers: { role: ContentRole; text: string }[];
+  systemRole: TemplateStructure['systemRole'];
+  startRole: ContentRole | null;
+} {
+  const { R, mx, opts } = ctx;
+  const withSystem = R([system(S.sys), user(S.u1)]);
+  let systemRole: TemplateStructure['systemRole'] = 'own';
+  if (!withSystem?.includes(S.sys)) {
+    systemRole = 'dropped';
+    ctx.notes.push('the template drops system messages');
+  } else if (!mx.find(between(withSystem, S.sys, S.u1)).length) systemRole = 'merged';
+  const found = shapesOf(ctx.enc, systemRole, c.parallel, gen.toolRendered).map((shape) =>
+    [undefined, LATER].map((date) => {
       const text = R(shape.msgs, shape.gen, date);
       return text === undefined ? undefined : locate(text, shape.items);
     }),
   );
+  const closerTexts = new Map<ContentRole, string[]>();
   for (const [now] of found)
     for (const o of now ?? [])
       if (o.role !== 'assistant') closerTexts.set(o.role, [...(closerTexts.get(o.role) ?? []), o.after]);
-  for (const [role, texts] of closerTexts) closerOf.set(role, commonPrefixOf(texts, mx));
+  const closerOf = new Map(
+    [...closerTexts].map(([role, texts]) => [role, commonPrefixOf(texts, mx)] as const),
+  );
   // What an assistant message ends with when last (it precedes the next opener in a render).
   const tails = [
-    tailAfter(cAnswer, S.a1),
-    cReason ? tailAfter(cReason, S.a1) : '',
-    cCall ? tailAfter(cCall, S.x1) : '',
-    cTwo ? tailAfter(cTwo, S.x2) : '',
+    tailAfter(c.answer, S.a1),
+    c.reason ? tailAfter(c.reason, S.a1) : '',
+    c.call ? tailAfter(c.call, S.x1) : '',
+    c.two ? tailAfter(c.two, S.x2) : '',
   ];
   /** The part of the text before a content that opens it: what closes the message before is dropped. */
   const opening = (o: Located): string => {
-    let t = o.before;
-    if (o.previous === undefined) return opts.bos && t.startsWith(opts.bos) ? t.slice(opts.bos.length) : t;
+    const t = o.before;
+    if (o.previous === undefined) return stripBos(t, opts.bos);
     if (o.previous === 'assistant') {
       const tail = tails.filter((x) => x && t.startsWith(x)).sort((x, y) => y.length - x.length)[0];
       if (tail) return t.slice(tail.length);
@@ -573,9 +696,9 @@ export function probeTemplate(
       return end ? t.slice(end.at + end.text.length) : t;
     }
     const closer = closerOf.get(o.previous) ?? '';
-    if (closer && t.startsWith(closer)) t = t.slice(closer.length);
-    return t;
+    return closer && t.startsWith(closer) ? t.slice(closer.length) : t;
   };
+  const openerTexts: { role: ContentRole; a: string; b: string }[] = [];
   for (const [now, then] of found)
     now?.forEach((o, i) => {
       const t = then?.[i];
@@ -583,20 +706,17 @@ export function probeTemplate(
     });
   if (systemRole === 'merged' && withSystem) {
     // The system content opens the first user turn: its opener is the user's, what follows it template.
-    const at = withSystem.indexOf(S.sys);
-    const head = withSystem.slice(0, at);
-    openerTexts.push({ role: 'user', a: stripBos(head, opts.bos), b: stripBos(head, opts.bos) });
+    const head = stripBos(withSystem.slice(0, withSystem.indexOf(S.sys)), opts.bos);
+    openerTexts.push({ role: 'user', a: head, b: head });
   }
   // The text every render starts with (e.g. [gMASK]<sop>) opens only the first message: openers
   // without it open the same roles later on.
-  const streamStart = stripBos(x0.slice(0, commonPrefix(x0, withSystem ?? '', mx)), opts.bos);
+  const streamStart = stripBos(ctx.x0.slice(0, commonPrefix(ctx.x0, withSystem ?? '', mx)), opts.bos);
   for (const t of [...openerTexts])
     if (streamStart && t.a.startsWith(streamStart) && t.b.startsWith(streamStart)) {
       const rest = { ...t, a: t.a.slice(streamStart.length), b: t.b.slice(streamStart.length) };
       if (mx.at(rest.a, 0)) openerTexts.push(rest);
     }
-  const openers = openerPatterns(openerTexts, mx);
-  const closers = [...closerOf].map(([role, text]) => ({ role, text }));
   // The header an earlier assistant message is re-rendered with, when the generation prompt
   // extends it (with template text such as an empty <think></think>): it opens completions too.
   const history = R([user(S.u1), answer(S.a1), user(S.u2)], true);
@@ -604,80 +724,51 @@ export function probeTemplate(
   if (history?.includes(S.a1)) {
     const before = between(history, S.u1, S.a1);
     const header = before.startsWith(userCloser) ? before.slice(userCloser.length) : '';
-    if (
-      header &&
-      !generation.some((g) => header.startsWith(g)) &&
-      generation.some((g) => g.startsWith(header))
-    )
-      generation.push(header);
+    const g = gen.generation;
+    if (header && !g.some((x) => header.startsWith(x)) && g.some((x) => x.startsWith(header))) g.push(header);
   }
-  // A role whose content starts the stream with nothing before it (DeepSeek's system prompt).
-  const startRole = openerTexts.find((t) => t.a === '' && t.b === '' && t.role === 'system')
-    ? 'system'
-    : null;
+  return {
+    openers: openerPatterns(openerTexts, mx),
+    closers: [...closerOf].map(([role, text]) => ({ role, text })),
+    systemRole,
+    // A role whose content starts the stream with nothing before it (DeepSeek's system prompt).
+    startRole: openerTexts.some((t) => t.a === '' && t.b === '' && t.role === 'system') ? 'system' : null,
+  };
+}
 
-  // How calls and reasoning are wrapped (for the reader).
-  const callAt = cCall ? (cCall.includes(S.f1) ? cCall.indexOf(S.f1) : cCall.indexOf(S.x1)) : -1;
-  const toolCallWrap =
-    cCall && callAt >= 0 ? { open: cCall.slice(0, callAt), close: tailAfter(cCall, S.x1) } : null;
-  const reasoningWrap =
-    reasoningShown && cReason
-      ? {
-          open: cReason.slice(0, cReason.indexOf(S.r)),
-          close: cReason.slice(cReason.indexOf(S.r) + S.r.length, cReason.indexOf(S.a1)),
-        }
-      : null;
-
-  // Prefix probes.
-  const prefixBreaks: PrefixBreak[] = [];
+/** TRL's prefix probe, and every probed append that rewrites earlier text. */
+function prefixOf(
+  ctx: Ctx,
+  render: ChatRenderer,
+  c: Completions,
+  toolRendered: boolean,
+): { preserving: boolean | null; breaks: PrefixBreak[] } {
+  const { R, mx, enc } = ctx;
+  const breaks: PrefixBreak[] = [];
   const check = (probe: PrefixBreak['probe'], before: ProbeMessage[], after: ProbeMessage[]) => {
     const a = R(before);
     const b = R(after, true);
     if (a === undefined || b === undefined || b.startsWith(a)) return;
     const at = commonPrefix(a, b, mx);
-    prefixBreaks.push({ probe, was: a.slice(at, at + 60), now: b.slice(at, at + 60) });
+    breaks.push({ probe, was: a.slice(at, at + 60), now: b.slice(at, at + 60) });
   };
   const trl = trlPrefixProbe(render);
   if (trl.ok && !trl.value.preserving)
-    prefixBreaks.push({ probe: 'tool after a call', was: trl.value.was, now: trl.value.now });
+    breaks.push({ probe: 'tool after a call', was: trl.value.was, now: trl.value.now });
   check('user after an answer', [user(S.u1), answer(S.a1)], [user(S.u1), answer(S.a1), user(S.u2)]);
-  if (reasoningShown)
+  if (c.reasoningShown)
     check(
       'user after reasoning',
       [user(S.u1), answer(S.a1, S.r)],
       [user(S.u1), answer(S.a1, S.r), user(S.u2)],
     );
-  if (enc && toolRendered && reasoningShown)
+  if (enc && toolRendered && c.reasoningShown)
     check(
       'tool after reasoning',
       [user(S.u1), calling(enc, [1], S.r)],
       [user(S.u1), calling(enc, [1], S.r), toolResult(1)],
     );
-
-  const readsClock = R([user(S.u1)], true, later) !== x0g;
-  return ok({
-    family: family?.name ?? null,
-    generationPrompt: genUser,
-    generation,
-    generationAfter,
-    optionalGeneration,
-    ends: [...ends],
-    endIsNextHeader,
-    continuations: conts,
-    openers,
-    startRole,
-    bos: opts.bos ?? '',
-    closers,
-    toolUserPrefixes: [...(family?.toolUserPrefixes ?? [])],
-    toolCall: toolCallWrap,
-    parallelToolCalls: parallel,
-    reasoning: reasoningWrap,
-    systemRole,
-    prefixPreserving: trl.ok ? trl.value.preserving : null,
-    prefixBreaks,
-    readsClock,
-    notes: [...new Set([...notes, ...(family?.notes ?? [])])],
-  });
+  return { preserving: trl.ok ? trl.value.preserving : null, breaks };
 }
 
 type Item = { role: ContentRole | 'assistant'; sentinel: string };

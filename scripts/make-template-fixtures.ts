@@ -110,7 +110,7 @@ function makeFamily(
 }
 
 /** Llama 3.1's names for three ids that Llama 3.0's tokenizer calls reserved (same BPE). */
-const LLAMA31_NAMES: Record<number, string> = {
+export const LLAMA31_NAMES: Record<number, string> = {
   128004: '<|finetune_right_pad_id|>',
   128008: '<|eom_id|>',
   128010: '<|python_tag|>',

@@ -14,10 +14,12 @@ import {
   type Family,
   type FamilyName,
   family,
+  LLAMA31_NAMES,
   makeTemplateFixtures,
   type Stream,
   stream,
 } from '../../../scripts/make-template-fixtures.js';
+import { tokenizerFromJson } from '../../../src/core/dumps/hf-tokenizer.js';
 import { OWNER } from '../../../src/core/dumps/sample.js';
 import { FAMILIES, familyOf } from '../../../src/core/dumps/template-families.js';
 import { correctMask, templateDrift, templateOwners } from '../../../src/core/dumps/template-owners.js';
@@ -29,6 +31,7 @@ import {
   templateBlocks,
   trlPrefixProbe,
 } from '../../../src/core/dumps/template-probe.js';
+import { templateReader, templateSourceOf } from '../../../src/core/dumps/template-reader.js';
 
 const FIXTURES = 'test/fixtures/templates';
 
@@ -386,5 +389,49 @@ describe('templates that cannot be probed', () => {
     const refusing = probeChatTemplate("{{ raise_exception('no') }}", {});
     assert.ok(!refusing.ok);
     assert.match(refusing.error, /no/);
+  });
+});
+
+describe('the reader for a tokenizer', () => {
+  it('gives the owners and no drift for a clean stream, probing once', () => {
+    for (const name of ['qwen3', 'gpt-oss', 'unseen'] as const) {
+      const c = caseOf(name);
+      const r = templateReader(c.f.tok, c.f.kwargs, c.f.specials, c.f.markers);
+      assert.ok(r.ok, r.ok ? '' : r.error);
+      assert.equal(r.value.template.origin, 'tokenizer');
+      const o = r.value.owners(c.s.ids, { lossMask: c.s.mask, tools: c.s.tools });
+      assert.deepEqual(differing(c, o.owner), [], name);
+      const d = r.value.drift(
+        c.s.ids,
+        c.s.messages.map(({ toolResult: _, ...m }) => m),
+        c.s.tools,
+      );
+      assert.ok(d.ok && d.value.hunks.length === 0, name);
+    }
+  });
+
+  it('uses the vendored Llama 3.1 template for a Llama 3.1 vocabulary without one, and says when there is none', () => {
+    const read = (p: string) => JSON.parse(fs.readFileSync(`node_modules/@lenml/${p}`, 'utf8'));
+    const tj = read('tokenizer-llama3_1/models/tokenizer.json');
+    const tc = read('tokenizer-llama3_1/models/tokenizer_config.json');
+    delete tc.chat_template;
+    const bare = tokenizerFromJson(tj, { ...tc }, 'llama3.0 without template');
+    assert.ok(bare.ok);
+    assert.equal(templateSourceOf(bare.value), undefined);
+    const none = templateReader(bare.value);
+    assert.ok(!none.ok);
+    assert.match(none.error, /no chat template/);
+    for (const t of tj.added_tokens) if (LLAMA31_NAMES[t.id]) t.content = LLAMA31_NAMES[t.id];
+    const named = tokenizerFromJson(tj, tc, 'llama3.1 without template');
+    assert.ok(named.ok);
+    const r = templateReader(named.value, {}, { bos: '<|begin_of_text|>' });
+    assert.ok(r.ok, r.ok ? '' : r.error);
+    assert.equal(r.value.template.origin, 'vendored Llama 3.1');
+    assert.equal(r.value.structure.family, 'llama3.1');
+    const c = caseOf('llama3.1');
+    assert.deepEqual(
+      correctMask(r.value.owners(c.s.ids, { lossMask: c.s.mask, tools: c.s.tools })),
+      c.s.mask,
+    );
   });
 });

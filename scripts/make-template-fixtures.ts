@@ -24,7 +24,7 @@ import {
   type ProbeMessage,
   type TemplateSpecials,
 } from '../src/core/dumps/template-probe.js';
-import { LLAMA3_1_TEMPLATE } from '../src/core/dumps/templates/llama3-1.js';
+import { LLAMA3_1_TEMPLATE } from '../src/core/dumps/template-vendored.js';
 
 export const FAMILY_NAMES = [
   'qwen3',

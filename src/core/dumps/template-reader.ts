@@ -21,7 +21,7 @@ import {
   type TemplateStructure,
   templateBlocks,
 } from './template-probe.js';
-import { LLAMA3_1_TEMPLATE } from './templates/llama3-1.js';
+import { LLAMA3_1_TEMPLATE } from './template-vendored.js';
 
 /** The chat template to read a tokenizer's ids with, and where it comes from. */
 export interface TemplateSource {

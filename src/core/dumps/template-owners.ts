@@ -56,7 +56,7 @@ export interface TemplateOwners {
 export interface OwnerOptions {
   /** The record's loss mask [T], to settle `undecided` text. */
   lossMask?: readonly number[];
-  /** Text the template writes from its arguments (tool definitions: `templateBlocks`): template wherever it occurs outside completions. */
+  /** Text the template writes from its arguments (tool definitions: `templateBlocks`): template wherever it occurs. */
   blocks?: readonly string[];
 }
 

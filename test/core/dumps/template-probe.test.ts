@@ -435,3 +435,20 @@ describe('the reader for a tokenizer', () => {
     );
   });
 });
+
+describe('text the template writes under some arguments only', () => {
+  it("an empty <think></think> read without the arguments: template when the mask leaves it out, else the model's", () => {
+    const nothink = caseOf('qwen3-nothink');
+    const thinking = caseOf('qwen3').known;
+    const { ids, mask } = nothink.s;
+    const tok = nothink.f.tok;
+    const withMask = templateOwners(ids, tok, thinking, { lossMask: mask, blocks: nothink.blocks });
+    assert.deepEqual(differing(nothink, withMask.owner), []);
+    const blind = templateOwners(ids, tok, thinking, { blocks: nothink.blocks });
+    const changed = ids.map((_, i) => i).filter((i) => blind.owner[i] !== withMask.owner[i]);
+    assert.deepEqual(changed, blind.undecided);
+    assert.ok(
+      changed.length >= 4 && changed.every((i) => /^(<think>|<\/think>|\s+)$/.test(tok.text(ids[i]))),
+    );
+  });
+});

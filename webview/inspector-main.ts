@@ -45,6 +45,7 @@ export function startInspector(app: HTMLElement): void {
   views.strip.bind();
   bindPageKeys(document, page.post);
   bindStripKeys(app, () => tokenCount(state));
+  redrawOnResize(page);
   onHostMessages('inspector', parseToWebview, (m) => {
     if (receive(page, views, m)) page.render();
   });
@@ -58,6 +59,20 @@ export function startInspector(app: HTMLElement): void {
       }
       page.post({ type: 'ready' });
     });
+}
+
+/** Draw again when the panel's width changes (charts lay out to the width), at most every 150 ms. */
+function redrawOnResize(page: Page): void {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let width = document.documentElement.clientWidth;
+  window.addEventListener('resize', () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      if (document.documentElement.clientWidth === width) return;
+      width = document.documentElement.clientWidth;
+      page.render();
+    }, 150);
+  });
 }
 
 /** Apply a host message to the page; true when it changed what is shown (a stale answer changes nothing). */

@@ -195,9 +195,10 @@ export function renderDumpPage(
   header.appendChild(el(doc, 'h1', '', m.title));
   const trained = v.lossMask.reduce((a, b) => a + b, 0);
   const info = [
-    `${m.summary.format} · record ${v.record + 1} of ${m.summary.records}`,
+    // `sample N` numbers the file's records from 0, as the CLI does.
+    `${m.summary.format} · sample ${v.record} (of ${m.summary.records}, from 0)`,
     v.part ? v.part : null,
-    m.samples > 1 ? `sample ${m.sample + 1} of ${m.samples}` : null,
+    m.samples > 1 ? `branch ${m.sample + 1} of ${m.samples}` : null,
     `${v.ids.length} tokens, ${trained} trained`,
     v.reward !== null ? `reward ${v.reward.toFixed(3)}` : null,
     v.step !== null ? `step ${v.step}` : null,

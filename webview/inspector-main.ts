@@ -13,7 +13,7 @@ import {
   type ToWebview,
 } from '../src/protocol/webview.js';
 import { hostApi, onHostMessages } from './host.js';
-import { bindPageKeys, bindStripKeys } from './inspector-keys.js';
+import { bindFindingKeys, bindPageKeys, bindStripKeys } from './inspector-keys.js';
 import { Requests } from './inspector-requests.js';
 import {
   episodeDataset,
@@ -45,6 +45,7 @@ export function startInspector(app: HTMLElement): void {
   views.strip.bind();
   bindPageKeys(document, page.post);
   bindStripKeys(app, () => tokenCount(state));
+  bindFindingKeys(document, (d) => views.strip.stepFinding(d));
   redrawOnResize(page);
   onHostMessages('inspector', parseToWebview, (m) => {
     if (receive(page, views, m)) page.render();

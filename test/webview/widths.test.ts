@@ -3,7 +3,10 @@
  * is given, the rule table names each cell's column for its narrow layout.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { COLUMNS } from '../../src/core/browse/table.js';
 import { creditSeries, renderCreditBars } from '../../webview/credit.js';
 import { credit, doc } from './fixtures.js';
 
@@ -34,5 +37,22 @@ describe('the credit chart fits its panel', () => {
     const many = { ...c, calls: Array.from({ length: 40 }, (_, k) => ({ ...c.calls[0], k })) };
     const svg = renderCreditBars(doc(), many, null, undefined, 336);
     assert.equal(svgWidth(svg), 70 + 40 * (creditSeries(c).length * 7 + 12));
+  });
+});
+
+describe('the episode table folds columns in a narrow panel', () => {
+  it('the narrow grid has one track per column left shown, and hides only real columns', () => {
+    const css = readFileSync(join(__dirname, '../../media/inspector.css'), 'utf8');
+    const block = css.slice(css.lastIndexOf('@media (max-width: 640px)'));
+    const hidden = [...block.matchAll(/\.grid \.col-([a-z]+)/g)].map((m) => m[1]);
+    for (const c of hidden) assert.ok((COLUMNS as readonly string[]).includes(c), c);
+    const template = /grid-template-columns:\s*([^;]+);/.exec(block)?.[1] ?? '';
+    // Tracks: top-level space-separated items (minmax(...) counts as one).
+    const tracks = template
+      .replace(/\([^)]*\)/g, '()')
+      .trim()
+      .split(/\s+/);
+    assert.equal(tracks.length, COLUMNS.length - hidden.length);
+    assert.ok(!hidden.includes('findings') && !hidden.includes('reward') && !hidden.includes('tokens'));
   });
 });

@@ -179,6 +179,7 @@ export function renderComparisonTable(
   const body = doc.createElement('tbody');
   for (const l of lines) {
     const tr = row([l.label, l.a, l.b], 'td', l.differs);
+    tr.className = l.differs ? 'differs' : 'same';
     if (l.tokens)
       l.tokens.forEach((toks, side) => {
         const cell = tr.children[side + 1];

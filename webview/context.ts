@@ -244,7 +244,7 @@ export function renderCrossTable(doc: Document, cells: readonly EvalCell[]): HTM
   const table = doc.createElement('table');
   table.className = 'cross-table';
   const cap = doc.createElement('caption');
-  cap.textContent = `Held-out pass rate (turns) by training context (rows) and evaluation context (columns): ${models.length} x ${contexts.length}`;
+  cap.textContent = `Held-out pass rate, n episodes (mean turns) by training context (rows) and evaluation context (columns): ${models.length} x ${contexts.length}`;
   const thead = doc.createElement('thead');
   const hr = doc.createElement('tr');
   for (const t of ['model \\ evaluated under', ...contexts]) {
@@ -264,7 +264,7 @@ export function renderCrossTable(doc: Document, cells: readonly EvalCell[]): HTM
     for (const c of row) {
       const td = doc.createElement('td');
       if (c) {
-        td.textContent = `${c.stats.pass_rate.toFixed(3)} (${c.stats.turns.toFixed(2)})`;
+        td.textContent = `${c.stats.pass_rate.toFixed(3)}, n=${c.episodes} (${c.stats.turns.toFixed(2)})`;
         td.title = `${c.episodes} held-out episodes: reads ${c.stats.reads}, tests ${c.stats.tests}, edits ${c.stats.edits}, reward ${c.stats.reward}`;
         if (c.stats.pass_rate === best && row.filter(Boolean).length > 1) td.className = 'best';
       } else td.textContent = '—';

@@ -31,18 +31,45 @@ export function fitLabel(text: string, width: number): string {
   return text.length <= n ? text : `${text.slice(0, n - 1)}…`;
 }
 
-/** The grouped bar chart: one `g.call-group[data-call=k]` per call, one `rect.bar` per series. */
+/**
+ * The width of one call's group of bars: fills `width` pixels when given (the panel's), within
+ * [7 px a bar, 96 px a group] so bars stay visible and a few calls do not become slabs; without a
+ * width, the natural size (15 px a bar, at least 96 px a group).
+ */
+export function creditGroupWidth(
+  series: number,
+  calls: number,
+  width: number | null,
+  margins: number,
+): number {
+  const natural = Math.max(96, series * 15 + 24);
+  if (width === null) return natural;
+  const fit = Math.floor((width - margins) / Math.max(1, calls));
+  return Math.max(series * 7 + 12, Math.min(natural, fit));
+}
+
+/** The width a chart may take in this document: its root's client width less the page and box padding (null: unknown). */
+export function chartWidth(doc: Document): number | null {
+  const w = doc.documentElement?.clientWidth ?? 0;
+  return w > 0 ? w - 64 : null;
+}
+
+/**
+ * The grouped bar chart: one `g.call-group[data-call=k]` per call, one `rect.bar` per series,
+ * laid out to `fitWidth` pixels when given (the chart scrolls inside its box only when even the
+ * narrowest groups do not fit).
+ */
 export function renderCreditBars(
   doc: Document,
   credit: CreditResult,
   selected: number | null,
   onCall?: (k: number | null) => void,
+  fitWidth: number | null = null,
 ): SVGSVGElement {
   const series = creditSeries(credit);
   const calls = credit.calls;
-  const barW = 13;
-  const groupW = Math.max(96, series.length * (barW + 2) + 24);
   const margin = { top: 12, right: 12, bottom: 44, left: 58 };
+  const groupW = creditGroupWidth(series.length, calls.length, fitWidth, margin.left + margin.right);
   const width = margin.left + margin.right + Math.max(1, calls.length) * groupW;
   const height = 210;
   const values = calls.flatMap((c) => series.map((s) => c[s.key] as number));
@@ -193,7 +220,7 @@ export function renderCredit(doc: Document, vm: ViewModel, h: Handlers): HTMLEle
     ? status(doc, 'muted credit-note', `With the run’s critic: ${text}.`)
     : status(doc, 'warn credit-note', `Outcome advantage only: ${text}.`);
   const chart = el(doc, 'div', 'credit-chart');
-  chart.appendChild(renderCreditBars(doc, c, vm.call ?? null, h.onCall));
+  chart.appendChild(renderCreditBars(doc, c, vm.call ?? null, h.onCall, chartWidth(doc)));
   box.append(controls, legend, note, chart, renderCreditTable(doc, c));
   return box;
 }

@@ -111,16 +111,18 @@ export function renderFileFindings(doc: Document, m: DumpModel, h: DumpHandlers)
   if (s.rules.length) {
     const table = el(doc, 'table', 'rule-table');
     const head = el(doc, 'tr', '');
-    for (const t of ['rule', 'findings', 'samples', 'what it means', 'seen in', ''])
-      head.appendChild(el(doc, 'th', '', t));
+    const labels = ['rule', 'findings', 'samples', 'what it means', 'seen in', ''];
+    for (const t of labels) head.appendChild(el(doc, 'th', '', t));
     table.appendChild(el(doc, 'thead', '')).appendChild(head);
     const body = el(doc, 'tbody', '');
     for (const r of s.rules) {
       const tr = el(doc, 'tr', `rule-row rule-${r.rule}`);
       tr.dataset.rule = r.rule;
-      for (const c of [r.rule, String(r.findings), String(r.samples), r.summary, r.from])
-        tr.appendChild(el(doc, 'td', '', c));
-      const td = el(doc, 'td', '');
+      // Each cell names its column (`data-label`): a narrow panel lays a row out as labelled lines.
+      [r.rule, String(r.findings), String(r.samples), r.summary, r.from].forEach((c, i) => {
+        tr.appendChild(el(doc, 'td', '', c)).dataset.label = labels[i];
+      });
+      const td = el(doc, 'td', 'next');
       td.appendChild(button(`next-${r.rule}`, 'next sample ▶', 1, r.rule));
       tr.appendChild(td);
       body.appendChild(tr);
@@ -174,8 +176,8 @@ function renderDumpLegend(doc: Document): HTMLElement {
     legend.appendChild(it);
   };
   for (const o of OWNER_NAMES) item(`chip owner-${o}`, OWNER_HELP[o]);
-  item('chip mark-masked', 'loss mask = 1 (trained)');
-  item('chip mark-flag', 'a lint finding on this token');
+  item('chip mark-masked masked', 'loss mask lane: trained (loss mask = 1)');
+  item('chip mark-flag', 'finding: a lint rule flags this token');
   return legend;
 }
 
@@ -193,9 +195,10 @@ export function renderDumpPage(
   header.appendChild(el(doc, 'h1', '', m.title));
   const trained = v.lossMask.reduce((a, b) => a + b, 0);
   const info = [
-    `${m.summary.format} · record ${v.record + 1} of ${m.summary.records}`,
+    // `sample N` numbers the file's records from 0, as the CLI does.
+    `${m.summary.format} · sample ${v.record} (of ${m.summary.records}, from 0)`,
     v.part ? v.part : null,
-    m.samples > 1 ? `sample ${m.sample + 1} of ${m.samples}` : null,
+    m.samples > 1 ? `branch ${m.sample + 1} of ${m.samples}` : null,
     `${v.ids.length} tokens, ${trained} trained`,
     v.reward !== null ? `reward ${v.reward.toFixed(3)}` : null,
     v.step !== null ? `step ${v.step}` : null,

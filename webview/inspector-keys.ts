@@ -24,6 +24,19 @@ export const PAGE_KEYS: Readonly<Record<string, PageKey>> = {
   '[': { message: { type: 'walk', direction: -1 }, not: 'input, textarea', take: true },
 };
 
+/** Keys that step through the shown sample's findings (flagged tokens): n next, p previous. */
+export const FINDING_KEYS: Readonly<Record<string, -1 | 1>> = { n: 1, p: -1 };
+
+/** The finding keys, on the whole document (not in a field): `step(direction)` moves to the next or previous finding. */
+export function bindFindingKeys(doc: Document, step: (direction: -1 | 1) => void): void {
+  doc.addEventListener('keydown', (e) => {
+    if (e.ctrlKey || e.metaKey || e.altKey || !Object.hasOwn(FINDING_KEYS, e.key)) return;
+    if ((e.target as HTMLElement).closest?.('input, textarea, vscode-dropdown, vscode-text-field')) return;
+    e.preventDefault();
+    step(FINDING_KEYS[e.key]);
+  });
+}
+
 /** How far each strip key moves the focus along a strip of T tokens (clamped to the strip). */
 export const STRIP_KEYS: Readonly<Record<string, (T: number) => number>> = {
   ArrowRight: () => 1,

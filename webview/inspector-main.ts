@@ -13,7 +13,7 @@ import {
   type ToWebview,
 } from '../src/protocol/webview.js';
 import { hostApi, onHostMessages } from './host.js';
-import { bindPageKeys, bindStripKeys } from './inspector-keys.js';
+import { bindFindingKeys, bindPageKeys, bindStripKeys } from './inspector-keys.js';
 import { Requests } from './inspector-requests.js';
 import {
   episodeDataset,
@@ -45,6 +45,8 @@ export function startInspector(app: HTMLElement): void {
   views.strip.bind();
   bindPageKeys(document, page.post);
   bindStripKeys(app, () => tokenCount(state));
+  bindFindingKeys(document, (d) => views.strip.stepFinding(d));
+  redrawOnResize(page);
   onHostMessages('inspector', parseToWebview, (m) => {
     if (receive(page, views, m)) page.render();
   });
@@ -58,6 +60,20 @@ export function startInspector(app: HTMLElement): void {
       }
       page.post({ type: 'ready' });
     });
+}
+
+/** Draw again when the panel's width changes (charts lay out to the width), at most every 150 ms. */
+function redrawOnResize(page: Page): void {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let width = document.documentElement.clientWidth;
+  window.addEventListener('resize', () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      if (document.documentElement.clientWidth === width) return;
+      width = document.documentElement.clientWidth;
+      page.render();
+    }, 150);
+  });
 }
 
 /** Apply a host message to the page; true when it changed what is shown (a stale answer changes nothing). */

@@ -7,10 +7,11 @@
  */
 import { policyLabel, type ToWebview } from '../src/protocol/webview.js';
 import { mostCalls } from './context.js';
-import { renderDumpDetail, renderDumpPage } from './dump.js';
+import { findingsByToken, renderDumpDetail, renderDumpPage } from './dump.js';
 import { chipAt, chipOf, STRIP_CHIPS } from './inspector-keys.js';
 import { type Page, type ShowMessage, showEpisode } from './inspector-state.js';
-import { renderDetail } from './strip.js';
+import { flagReason, renderDetail } from './strip.js';
+import { searchTokens, stepIn } from './token-search.js';
 import { currentView, DEFAULT_RETRAIN_STEPS, editedPolicy, type Handlers, runPolicy } from './view-model.js';
 
 /** Episodes sampled per rerun of the task (the comparison shows the one with the most calls first). */
@@ -27,11 +28,15 @@ export function keepingScroll(draw: () => void): void {
 
 /**
  * The token strip: hovering or focusing a chip shows its detail; `showToken` focuses a chip (a
- * finding's "show"), `restore` brings the focused token's detail (and the keyboard focus) back after
- * a redraw. The strip shows a call's view when one is picked (`onCall`).
+ * finding's "show", a search result, the finding keys) and keeps its detail shown until another
+ * chip is clicked or focused (the pointer passing over chips does not replace it); `restore`
+ * brings the focused token's detail, the keyboard focus and the search back after a redraw. The
+ * strip shows a call's view when one is picked (`onCall`).
  */
 export function stripController(page: Page) {
   const { app, state } = page;
+  /** The token a "show", a search or a finding key selected (null: the detail follows the pointer). */
+  let held: number | null = null;
   /** Show token i's detail in the detail box (and remember it as the focused token). */
   const showDetail = (i: number): void => {
     const { vm, dump } = state;
@@ -47,26 +52,51 @@ export function stripController(page: Page) {
       .querySelector('.detail-box')
       ?.replaceChildren(renderDetail(document, vm.episode, i, vm.mask, { credit: vm.credit, view }));
   };
+  const markHeld = (): void => {
+    for (const c of app.querySelectorAll(`${STRIP_CHIPS}.held`)) c.classList.remove('held');
+    if (held !== null) chipAt(app, held)?.classList.add('held');
+  };
   const onChip = (e: Event) => {
     const chip = chipOf(e);
-    if (chip) showDetail(Number(chip.dataset.i));
+    if (!chip) return;
+    const i = Number(chip.dataset.i);
+    if (e.type === 'mouseover' && held !== null) return;
+    if (e.type === 'click' || (e.type === 'focusin' && held !== null && i !== held)) {
+      held = e.type === 'click' ? i : null;
+      markHeld();
+    }
+    showDetail(i);
   };
+  const showToken = (i: number): void => {
+    const chip = chipAt(app, i);
+    if (!chip) return;
+    app.querySelectorAll<HTMLElement>(`${STRIP_CHIPS}[tabindex="0"]`).forEach((c) => {
+      c.tabIndex = -1;
+    });
+    held = i;
+    chip.tabIndex = 0;
+    chip.focus();
+    chip.scrollIntoView({ block: 'center' });
+    markHeld();
+    showDetail(i);
+  };
+  const search = stripSearch(page, showToken, () => held);
   return {
     showDetail,
-    /** Focus token i of the strip, scroll it into view and show its detail. */
-    showToken(i: number): void {
-      const chip = chipAt(app, i);
-      if (!chip) return;
-      app.querySelectorAll<HTMLElement>(`${STRIP_CHIPS}[tabindex="0"]`).forEach((c) => {
-        c.tabIndex = -1;
-      });
-      chip.tabIndex = 0;
-      chip.focus();
-      chip.scrollIntoView({ block: 'center' });
-      showDetail(i);
+    /** Focus token i of the strip, scroll it into view, show its detail and keep it shown. */
+    showToken,
+    /** Go to the next (1) or previous (-1) flagged token of the strip, wrapping. */
+    stepFinding(direction: -1 | 1): void {
+      const flagged = [...app.querySelectorAll<HTMLElement>(`${STRIP_CHIPS}.flag`)].map((c) =>
+        Number(c.dataset.i),
+      );
+      const to = stepIn(flagged, held ?? state.focused, direction);
+      if (to !== null) showToken(to);
     },
-    /** After a redraw: the focused token's detail again, and the keyboard focus on it if a chip had it. */
+    /** After a redraw: the focused token's detail again, the keyboard focus on it if a chip had it, the search. */
     restore(keepFocus: boolean): void {
+      markHeld();
+      search.restore();
       const ep = state.vm.episode;
       if (!ep || state.focused >= ep.ids.length) return;
       showDetail(state.focused);
@@ -75,6 +105,10 @@ export function stripController(page: Page) {
     bind(): void {
       app.addEventListener('mouseover', onChip);
       app.addEventListener('focusin', onChip);
+      app.addEventListener('click', onChip);
+      app.addEventListener('click', search.onButton);
+      app.addEventListener('input', search.onInput);
+      app.addEventListener('keydown', search.onKey);
     },
     handlers: {
       onCall(k: number | null): void {
@@ -84,6 +118,81 @@ export function stripController(page: Page) {
       },
     } satisfies Pick<Handlers, 'onCall'>,
   };
+}
+
+/**
+ * The strip's search box: typing finds tokens (token-search.ts) and shows the first result at or
+ * after the focused token; Enter / Shift+Enter and the arrows step through the results (wrapping),
+ * each shown with `showToken`; `restore` puts the query and its count back after a redraw.
+ */
+function stripSearch(page: Page, showToken: (i: number) => void, held: () => number | null) {
+  const { app, state } = page;
+  const search = { query: '', hits: [] as number[] };
+  const showCount = (at: number | null): void => {
+    const count = app.querySelector('.search-count');
+    if (!count) return;
+    const k = at === null ? -1 : search.hits.indexOf(at);
+    count.textContent = !search.query.trim()
+      ? ''
+      : search.hits.length
+        ? `${k + 1} of ${search.hits.length}`
+        : 'no match';
+  };
+  /** Step through the search's results (1 next, -1 previous) from the focused token. */
+  const stepSearch = (direction: -1 | 1): void => {
+    const to = stepIn(search.hits, held() ?? state.focused - direction, direction);
+    if (to !== null) showToken(to);
+    showCount(to);
+  };
+  const onSearchInput = (e: Event): void => {
+    const input = e.target as HTMLInputElement;
+    if (input.id !== 'token-search') return;
+    search.query = input.value;
+    const data = searchData(state);
+    search.hits = data ? searchTokens(data.tokens, data.ids, data.flags, search.query) : [];
+    const first = stepIn(search.hits, state.focused - 1, 1);
+    if (first !== null) {
+      showToken(first);
+      input.focus();
+    }
+    showCount(first);
+  };
+  const onSearchKey = (e: KeyboardEvent): void => {
+    if ((e.target as HTMLElement).id !== 'token-search' || e.key !== 'Enter') return;
+    e.preventDefault();
+    stepSearch(e.shiftKey ? -1 : 1);
+    (e.target as HTMLElement).focus();
+  };
+  const onSearchButton = (e: Event): void => {
+    const id = (e.target as HTMLElement).closest?.('button')?.id;
+    if (id === 'search-next' || id === 'search-prev') stepSearch(id === 'search-next' ? 1 : -1);
+  };
+  return {
+    onInput: onSearchInput,
+    onKey: onSearchKey,
+    onButton: onSearchButton,
+    restore(): void {
+      const input = app.querySelector<HTMLInputElement>('#token-search');
+      if (input) input.value = search.query;
+      showCount(held());
+    },
+  };
+}
+
+/** What the search looks in: the shown sample's or episode's token texts, ids and findings by token. */
+function searchData(state: Page['state']) {
+  const { dump, vm } = state;
+  if (dump) {
+    const flags = new Map([...findingsByToken(dump.view)].map(([i, rules]) => [i, rules.join(', ')]));
+    return { tokens: dump.view.tokens, ids: dump.view.ids, flags };
+  }
+  const ep = vm.episode;
+  if (!ep) return null;
+  const flags = new Map<number, string>();
+  if (vm.mask)
+    for (let i = 1; i < ep.ids.length; i++)
+      if (vm.mask.flags[i - 1]) flags.set(i, flagReason(vm.mask, i - 1));
+  return { tokens: ep.tokens, ids: ep.ids, flags };
 }
 
 /** The mask debugger: the bug selector asks for a new check; the check's answer or error. */
@@ -283,6 +392,7 @@ export function dumpController(page: Page, strip: ReturnType<typeof stripControl
         app.dataset.state = 'dump';
         app.dataset.findings = String(dump.view.findings.length);
         if (state.focused < dump.view.ids.length) strip.showDetail(state.focused);
+        strip.restore(false);
       });
     },
   };

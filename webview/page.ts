@@ -11,6 +11,7 @@ import { renderCredit } from './credit.js';
 import { el, linkButton, section } from './dom.js';
 import { renderMaskDebugger } from './mask-debugger.js';
 import { renderDetail, renderLegend, renderTokenStrip } from './strip.js';
+import { renderSearchBox } from './token-search.js';
 import { openBesideButton } from './toolkit.js';
 import { currentView, type Handlers, type StripView, type ViewModel } from './view-model.js';
 
@@ -21,6 +22,10 @@ import { currentView, type Handlers, type StripView, type ViewModel } from './vi
 export function stripRow(doc: Document, strip: HTMLElement, detail: HTMLElement): HTMLElement {
   const row = doc.createElement('div');
   row.className = 'strip-row';
+  // The search box sits under the strip's heading.
+  const heading = strip.querySelector('h2');
+  if (heading) heading.after(renderSearchBox(doc));
+  else strip.prepend(renderSearchBox(doc));
   row.append(strip, detail);
   return row;
 }

@@ -111,7 +111,7 @@ export function renderLegend(doc: Document, heat = false, view = false): HTMLEle
     legend.appendChild(el);
   };
   for (const o of OWNER_NAMES) item(`chip owner-${o}`, OWNER_LABELS[o]);
-  item('chip mark-masked', 'action mask = 1 (trained)');
+  item('chip mark-masked masked', 'loss mask lane: trained (action mask = 1)');
   // The lane under each token (mask debugger): left = owned by the policy, right = has gradient.
   const lane = (p: boolean, g: boolean, label: string) => {
     item('chip mark-lane', label);
@@ -126,8 +126,8 @@ export function renderLegend(doc: Document, heat = false, view = false): HTMLEle
     sw.appendChild(l);
   };
   lane(true, false, 'owned by the policy');
-  lane(false, true, 'has gradient');
-  item('chip mark-flag', 'mismatch (flag)');
+  lane(false, true, 'has gradient (in the loss)');
+  item('chip mark-flag', 'finding (flagged token)');
   if (view) {
     item('chip owner-tool dropped', 'not in the call’s view (dropped)');
     item('ph', 'placeholder: what the call saw instead');

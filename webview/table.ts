@@ -22,6 +22,7 @@ export const COLUMN_LABELS: Record<Column, string> = {
   turns: 'turns',
   stop: 'stop',
   invalid: 'invalid',
+  findings: 'findings',
   tokens: 'tokens',
   flags: 'flags',
 };
@@ -138,7 +139,7 @@ export function renderTableView(
   const help = doc.createElement('p');
   help.id = 'query-help';
   help.className = 'status muted';
-  help.textContent = `column op value (op: = != < <= > >= ~), joined by spaces or "and"; quoted text searches the calls. Columns: ${COLUMNS.join(', ')}. Enter opens a row, ↑/↓ move.`;
+  help.textContent = `column op value (op: = != < <= > >= ~), joined by spaces or "and"; quoted text searches the calls (a dump record: its text). Columns: ${COLUMNS.join(', ')}. Enter opens a row, ↑/↓ move.`;
   controls.append(label, input);
   const grid = doc.createElement('div');
   grid.className = 'grid';

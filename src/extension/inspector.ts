@@ -170,7 +170,7 @@ export class Inspector implements vscode.Disposable {
     const panel = this.openPanel();
     this.current = null;
     this.dump = { file, summary, record };
-    const title = `${path.basename(file.file)}: record ${record + 1}`;
+    const title = `${path.basename(file.file)}: sample ${record}`;
     panel.title = `${this.name}: ${title}`;
     try {
       const job = await this.trainer.start({
@@ -183,7 +183,7 @@ export class Inspector implements vscode.Disposable {
         bytes: summary.lengths[record],
       });
       const { views } = await job.result;
-      if (!views.length) throw new Error(`record ${record + 1} holds no sample`);
+      if (!views.length) throw new Error(`sample ${record} holds nothing to show`);
       const k = Math.min(sample, views.length - 1);
       this.pendingDump = {
         type: 'showDump',

@@ -7,7 +7,7 @@
  */
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { type EpisodeTable, emptyTable, pushRow } from '../core/browse/table.js';
+import { dumpTable, type EpisodeTable } from '../core/browse/table.js';
 import type { DumpFileSummary } from '../core/dumps/view.js';
 import {
   type FromTable,
@@ -20,34 +20,6 @@ import type { TrainerClient } from './trainer-client.js';
 import { PanelSlot } from './webview-panel.js';
 
 export const TABLE_VIEW_TYPE = 'episodeLab.episodes';
-
-/** The records of a dump file as table rows: the record number and the rules found in it. */
-export function fileTable(s: DumpFileSummary): EpisodeTable {
-  const rules = new Map<number, string[]>();
-  for (const r of s.rules) for (const rec of r.records) rules.set(rec, [...(rules.get(rec) ?? []), r.rule]);
-  const t = emptyTable();
-  for (let r = 0; r < s.records; r++) {
-    if (!s.lengths[r]) continue;
-    pushRow(t, {
-      key: String(r),
-      text: (rules.get(r) ?? []).join(' '),
-      step: null,
-      index: r + 1,
-      task: null,
-      kind: null,
-      group: null,
-      pass: null,
-      reward: null,
-      advantage: null,
-      turns: null,
-      stop: null,
-      invalid: s.findingsPerRecord[r] ?? 0,
-      tokens: null,
-      flags: rules.get(r)?.join(',') ?? null,
-    });
-  }
-  return t;
-}
 
 export interface TableHooks {
   /** Open a row: an episode of a run (`step:index`) or a record of a dump file. */
@@ -132,7 +104,7 @@ export class EpisodeTablePanel implements vscode.Disposable {
       } else {
         const s = this.hooks.dumpSummary(source.id);
         if (!s) throw new Error(`${source.id} is not open: open it with Episode Lab: Open Trainer Dump…`);
-        table = fileTable(s);
+        table = dumpTable(s);
         notes = s.notes;
       }
       if (this.source !== source) return; // another table was asked for meanwhile

@@ -209,6 +209,7 @@ export const EpisodeTableSchema = v.pipe(
     stop: NullableStringColumn,
     invalid: NullableNumberColumn,
     tokens: NullableNumberColumn,
+    findings: NullableNumberColumn,
     flags: NullableStringColumn,
     text: strings(MAX_TABLE_ROWS),
   }),

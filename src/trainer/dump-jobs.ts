@@ -21,6 +21,9 @@ import {
   readRecordAt,
   sampleView,
 } from '../core/dumps/index.js';
+import type { Owners } from '../core/dumps/owners.js';
+import type { DumpSample } from '../core/dumps/sample.js';
+import { RECORD_TEXT_CHARS, type RecordStats } from '../core/dumps/view-schema.js';
 import type { JobOf } from '../protocol/trainer.js';
 
 const tokenizers = new Map<string, DumpTokenizer>();
@@ -60,6 +63,7 @@ export async function dumpOpen(job: JobOf<'dumpOpen'>, hooks: DumpHooks): Promis
     hooks.progress(pct, 100, `${pct} % read`);
   };
   const byRecord = new Map<number, Finding[]>();
+  const stats = new RecordStatsBuilder(tok);
   if (!job.lint) {
     // Index only: a format check of the first record and the byte offsets, then no findings yet.
     const index = await indexLines(job.file, { signal: abort.signal });
@@ -84,7 +88,8 @@ export async function dumpOpen(job: JobOf<'dumpOpen'>, hooks: DumpHooks): Promis
     format: job.format,
     signal: abort.signal,
     onProgress,
-    onSample: (_s, findings) => {
+    onSample: (sample, findings, at) => {
+      stats.add(sample, at.owners);
       for (const f of findings) {
         const list = byRecord.get(f.sample) ?? [];
         if (list.length < 1000) list.push(f);
@@ -96,9 +101,80 @@ export async function dumpOpen(job: JobOf<'dumpOpen'>, hooks: DumpHooks): Promis
   const index = await indexLines(job.file, { signal: abort.signal });
   fileFindings.set(path.resolve(job.file), byRecord);
   const summary = fileSummary(lint.value, index, tok);
+  summary.recordStats = stats.build(summary.records);
   if (tok === undefined && job.tokenizer === null && !findTokenizerBeside(job.file))
     summary.notes.push('No tokenizer folder was given or found beside the file.');
   return summary;
+}
+
+/**
+ * Per-record figures for the episode table (view-schema.ts's RecordStats), gathered as the lint
+ * streams samples: a record's first sample gives its reward, step and group; its samples' tokens
+ * and policy turns add up; its text is the bodies of its samples' turns other than the system
+ * prompt (all its tokens when no turns are marked), decoded (or as stored), cut to
+ * RECORD_TEXT_CHARS characters.
+ */
+class RecordStatsBuilder {
+  private readonly seen = new Map<
+    number,
+    {
+      reward: number | null;
+      step: number | null;
+      group: number | null;
+      tokens: number;
+      turns: number | null;
+      text: string;
+    }
+  >();
+  constructor(private readonly tok: DumpTokenizer | undefined) {}
+
+  add(s: DumpSample, owners: Owners): void {
+    const turns = owners.source === 'mask' ? null : owners.turns.filter((t) => t.role === 'assistant').length;
+    const prev = this.seen.get(s.record);
+    const room = RECORD_TEXT_CHARS - (prev?.text.length ?? 0);
+    const text = room > 0 ? this.textOf(s, owners, room) : '';
+    if (!prev) {
+      this.seen.set(s.record, {
+        reward: s.reward ?? null,
+        step: s.step ?? null,
+        group: s.group ?? null,
+        tokens: s.ids.length,
+        turns,
+        text,
+      });
+      return;
+    }
+    prev.tokens += s.ids.length;
+    prev.turns = prev.turns === null || turns === null ? null : prev.turns + turns;
+    prev.text += text;
+  }
+
+  /** The first `max` characters of a sample's text (turn bodies but the system prompt's). */
+  private textOf(s: DumpSample, owners: Owners, max: number): string {
+    const spans = owners.turns.length
+      ? owners.turns.filter((t) => t.role !== 'system').map((t) => [t.bodyStart, t.bodyEnd])
+      : [[0, s.ids.length]];
+    let out = '';
+    for (const [from, to] of spans) {
+      for (let i = from; i < to && out.length < max; i++)
+        out += s.tokens?.[i] ?? this.tok?.text(s.ids[i]) ?? '';
+      out += '\n';
+    }
+    return out.slice(0, max);
+  }
+
+  build(records: number): RecordStats {
+    const get = (r: number) => this.seen.get(r);
+    const each = <T>(f: (r: number) => T): T[] => Array.from({ length: records }, (_, r) => f(r));
+    return {
+      reward: each((r) => get(r)?.reward ?? null),
+      step: each((r) => get(r)?.step ?? null),
+      group: each((r) => get(r)?.group ?? null),
+      tokens: each((r) => get(r)?.tokens ?? 0),
+      turns: each((r) => get(r)?.turns ?? null),
+      text: each((r) => get(r)?.text ?? ''),
+    };
+  }
 }
 
 /** The format of a file from its first record (an error names the fields found and expected). */

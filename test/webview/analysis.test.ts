@@ -221,7 +221,7 @@ describe('cross table', () => {
     );
     assert.deepEqual(
       [...t.querySelectorAll('td.best')].map((c) => c.textContent),
-      ['0.600 (3.00)', '0.500 (3.00)'],
+      ['0.600, n=80 (3.00)', '0.500, n=80 (3.00)'],
     );
   });
 });

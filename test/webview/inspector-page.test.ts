@@ -356,6 +356,63 @@ describe('the inspector page', () => {
     ]);
   });
 
+  test('search, the finding keys and "show" hold a token: the pointer passing over others does not replace it', async () => {
+    const p = await open();
+    p.send({
+      type: 'showDump',
+      title: 'f: sample 1',
+      summary: dumpSummary(),
+      view: dumpView(1),
+      sample: 0,
+      samples: 1,
+    });
+    assert.match(
+      text(p, 'header .info') ?? '',
+      /sample 1 \(of 4, from 0\)/,
+      'numbered from 0 as the CLI does',
+    );
+    const detailToken = () => /^token#(\d+)/.exec(text(p, '.detail-box .detail') ?? '')?.[1];
+    const chip = (i: number) => p.app.querySelector(`.strip-box .chip[data-i="${i}"]`)!;
+    // "show" on the finding holds token 2; hovering token 0 keeps it.
+    p.click('.finding-list li .link-button');
+    assert.equal(detailToken(), '2');
+    p.fire(chip(0), 'mouseover');
+    assert.equal(detailToken(), '2', 'the held token stays in the detail box');
+    assert.ok(chip(2).classList.contains('held'));
+    // n and p step through the flagged tokens (2 and 3: the mask-on-tool finding), wrapping.
+    assert.equal(p.key(p.document.body, 'n'), true);
+    assert.equal(detailToken(), '3');
+    p.key(p.document.body, 'n');
+    assert.equal(detailToken(), '2', 'after the last finding, the first');
+    p.key(p.document.body, 'p');
+    assert.equal(detailToken(), '3');
+    // Search: by text, by #id, by rule; Enter steps to the next result.
+    p.choose('#token-search', 'it', 'input');
+    assert.equal(detailToken(), '1');
+    assert.equal(text(p, '.search-count'), '1 of 1');
+    p.choose('#token-search', '#4', 'input');
+    assert.equal(detailToken(), '3');
+    // The results start from the held token (3): the rule's tokens are 2 and 3.
+    p.choose('#token-search', 'mask-on-tool', 'input');
+    assert.equal(text(p, '.search-count'), '2 of 2');
+    assert.equal(p.key(p.app.querySelector('#token-search')!, 'Enter'), true);
+    assert.equal(text(p, '.search-count'), '1 of 2', 'the results wrap');
+    assert.equal(detailToken(), '2');
+    p.click('#search-next');
+    assert.equal(text(p, '.search-count'), '2 of 2');
+    p.choose('#token-search', 'nothing like this', 'input');
+    assert.equal(text(p, '.search-count'), 'no match');
+    // A click on a chip holds that one instead.
+    p.fire(chip(0), 'click');
+    p.fire(chip(1), 'mouseover');
+    assert.equal(detailToken(), '0');
+    assert.deepEqual(
+      p.fresh().filter((m) => m.type !== 'ready'),
+      [],
+      'search and keys are the page’s own',
+    );
+  });
+
   test('a malformed message is dropped and logged', async () => {
     const p = await showing();
     const before = p.app.innerHTML;

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { type EpisodeRow, emptyTable, pushRow } from '../../src/core/browse/table.js';
+import { COLUMNS, type EpisodeRow, emptyTable, pushRow } from '../../src/core/browse/table.js';
 import { startTable } from '../../webview/table-main.js';
 import { openPage, type Page, wait } from './harness.js';
 
@@ -88,7 +88,7 @@ describe('the episode table page', () => {
     assert.equal(p.key(body, 'x'), false);
     p.key(body, 'Enter');
     p.key(body, 'Escape');
-    p.fire(p.app.querySelectorAll('.grid-row .cell')[3 * 13 + 2], 'click');
+    p.fire(p.app.querySelectorAll('.grid-row .cell')[3 * COLUMNS.length + 2], 'click');
     assert.deepEqual(p.fresh(), [
       { type: 'open', key: KEYS[0], list: KEYS },
       { type: 'focusTree' },

@@ -5,6 +5,8 @@
  * predicate. Pure: the extension host builds the table, the webview filters, sorts and draws it.
  */
 
+import type { DumpFileSummary } from '../dumps/view-schema.js';
+
 /** The columns, in display order. */
 export const COLUMNS = [
   'step',
@@ -19,6 +21,7 @@ export const COLUMNS = [
   'stop',
   'invalid',
   'tokens',
+  'findings',
   'flags',
 ] as const;
 export type Column = (typeof COLUMNS)[number];
@@ -34,6 +37,7 @@ export const NUMERIC: ReadonlySet<Column> = new Set([
   'turns',
   'invalid',
   'tokens',
+  'findings',
 ]);
 
 /** One table, column by column [R]; null where a row has no value. */
@@ -53,6 +57,8 @@ export interface EpisodeTable {
   stop: (string | null)[];
   invalid: (number | null)[];
   tokens: (number | null)[];
+  /** Lint findings in a dump's record (null for a run's episodes). */
+  findings: (number | null)[];
   /** Comma-separated flags: lint rules, or mask-check findings. */
   flags: (string | null)[];
   /** What free text is searched in: the calls of an episode (`<call> edit fix_return </call>`...). */
@@ -74,19 +80,58 @@ export function emptyTable(): EpisodeTable {
     stop: [],
     invalid: [],
     tokens: [],
+    findings: [],
     flags: [],
     text: [],
   };
 }
 
-/** One row as an object (for building tables row by row). */
-export type EpisodeRow = { key: string; text: string } & { [C in Column]: EpisodeTable[C][number] };
+/** One row as an object (for building tables row by row); `findings` may be left out (null). */
+export type EpisodeRow = { key: string; text: string } & {
+  [C in Exclude<Column, 'findings'>]: EpisodeTable[C][number];
+} & { findings?: number | null };
 
 /** Append a row to a table. */
 export function pushRow(t: EpisodeTable, r: EpisodeRow): void {
   t.keys.push(r.key);
   t.text.push(r.text);
-  for (const c of COLUMNS) (t[c] as unknown[]).push(r[c]);
+  for (const c of COLUMNS) (t[c] as unknown[]).push(r[c] ?? null);
+}
+
+/**
+ * The records of a dump file as table rows: key and `index` the record's 0-based number (the CLI's
+ * `sample`), reward, step, group, tokens and policy turns from the summary's per-record figures,
+ * `findings` the record's finding count, `flags` the rules found in it; the free text is the
+ * record's text (its start) and its rules. Lines that could not be read have no row.
+ */
+export function dumpTable(s: DumpFileSummary): EpisodeTable {
+  const rules = new Map<number, string[]>();
+  for (const r of s.rules) for (const rec of r.records) rules.set(rec, [...(rules.get(rec) ?? []), r.rule]);
+  const st = s.recordStats;
+  const t = emptyTable();
+  for (let r = 0; r < s.records; r++) {
+    if (!s.lengths[r]) continue;
+    const found = rules.get(r) ?? [];
+    pushRow(t, {
+      key: String(r),
+      text: [st?.text[r] ?? '', ...found].join(' '),
+      step: st?.step[r] ?? null,
+      index: r,
+      task: null,
+      kind: null,
+      group: st?.group[r] ?? null,
+      pass: null,
+      reward: st?.reward[r] ?? null,
+      advantage: null,
+      turns: st?.turns[r] ?? null,
+      stop: null,
+      invalid: null,
+      tokens: st ? st.tokens[r] : null,
+      findings: s.findingsPerRecord[r] ?? 0,
+      flags: found.length ? found.join(',') : null,
+    });
+  }
+  return t;
 }
 
 export type Op = '=' | '!=' | '<' | '<=' | '>' | '>=' | '~';

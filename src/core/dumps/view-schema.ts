@@ -21,6 +21,34 @@ import {
 } from '../schema.js';
 import { DUMP_FORMATS } from './formats/index.js';
 
+const nullableNumbers = (max: number) =>
+  v.custom<(number | null)[]>(
+    (x) =>
+      Array.isArray(x) &&
+      x.length <= max &&
+      x.every((n) => n === null || (typeof n === 'number' && Number.isFinite(n))),
+    'expected numbers or null',
+  );
+const NullableNumbers = nullableNumbers(MAX_TRAJECTORY_TOKENS);
+
+/**
+ * What the episode table shows of each record [R] (null where the file does not say): the first
+ * sample's reward, step and group, the tokens of all its samples, its policy turns (turns the
+ * chat template marks as the assistant's; null when owners come from the mask alone), and the
+ * start of its text (at most RECORD_TEXT_CHARS characters) for a free-text search.
+ */
+export const RecordStatsSchema = strict({
+  reward: nullableNumbers(10_000_000),
+  step: nullableNumbers(10_000_000),
+  group: nullableNumbers(10_000_000),
+  tokens: numbers(10_000_000),
+  turns: nullableNumbers(10_000_000),
+  text: strings(10_000_000),
+});
+export type RecordStats = v.InferOutput<typeof RecordStatsSchema>;
+/** How much of a record's text the summary keeps for search. */
+export const RECORD_TEXT_CHARS = 1000;
+
 /** The summary of a linted (or only indexed) file: its byte index and its findings per rule and per record. */
 export const DumpFileSummarySchema = strict({
   file: text(MAX_PATH),
@@ -53,16 +81,10 @@ export const DumpFileSummarySchema = strict({
   /** What the viewer should say about the file (no tokenizer, an unknown template, ...). */
   notes: list(anyText(10_000), 0, 20),
   cancelled: bool(),
+  /** Per-record figures for the episode table (absent when the file was only indexed). */
+  recordStats: v.optional(RecordStatsSchema),
 });
 export type DumpFileSummary = v.InferOutput<typeof DumpFileSummarySchema>;
-
-const NullableNumbers = v.custom<(number | null)[]>(
-  (x) =>
-    Array.isArray(x) &&
-    x.length <= MAX_TRAJECTORY_TOKENS &&
-    x.every((n) => n === null || (typeof n === 'number' && Number.isFinite(n))),
-  'expected numbers or null',
-);
 
 /** One sample as the strip shows it: per token [T]. */
 export const DumpViewSchema = strict({

@@ -1,0 +1,58 @@
+/**
+ * Views laid out for a 400 px side panel and a 1600 px editor: the credit chart takes the width it
+ * is given, the rule table names each cell's column for its narrow layout.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { COLUMNS } from '../../src/core/browse/table.js';
+import { creditSeries, renderCreditBars } from '../../webview/credit.js';
+import { credit, doc } from './fixtures.js';
+
+const svgWidth = (svg: SVGSVGElement) => Number(svg.getAttribute('width'));
+
+describe('the credit chart fits its panel', () => {
+  it('at 400 px (336 px for the chart) every call fits, with bars at least 7 px wide', () => {
+    const c = credit(true);
+    const svg = renderCreditBars(doc(), c, null, undefined, 336);
+    assert.ok(svgWidth(svg) <= 336, `${svgWidth(svg)} px`);
+    const calls = svg.querySelectorAll('g.call-group').length;
+    assert.equal(calls, c.calls.length);
+    // Margins 58 + 12: each group gets floor((336 - 70) / calls) px, of which 12 % padding.
+    const group = Math.floor((336 - 70) / calls);
+    assert.ok(group >= creditSeries(c).length * 7 + 12);
+    for (const bar of svg.querySelectorAll('rect.bar')) assert.ok(Number(bar.getAttribute('width')) >= 5);
+  });
+
+  it('at 1600 px groups keep their natural width rather than becoming slabs', () => {
+    const c = credit(true);
+    const natural = Math.max(96, creditSeries(c).length * 15 + 24);
+    const svg = renderCreditBars(doc(), c, null, undefined, 1536);
+    assert.equal(svgWidth(svg), 70 + c.calls.length * natural);
+  });
+
+  it('too many calls to fit: groups stop at their narrowest and the chart scrolls in its box', () => {
+    const c = credit(true);
+    const many = { ...c, calls: Array.from({ length: 40 }, (_, k) => ({ ...c.calls[0], k })) };
+    const svg = renderCreditBars(doc(), many, null, undefined, 336);
+    assert.equal(svgWidth(svg), 70 + 40 * (creditSeries(c).length * 7 + 12));
+  });
+});
+
+describe('the episode table folds columns in a narrow panel', () => {
+  it('the narrow grid has one track per column left shown, and hides only real columns', () => {
+    const css = readFileSync(join(__dirname, '../../media/inspector.css'), 'utf8');
+    const block = css.slice(css.lastIndexOf('@media (max-width: 640px)'));
+    const hidden = [...block.matchAll(/\.grid \.col-([a-z]+)/g)].map((m) => m[1]);
+    for (const c of hidden) assert.ok((COLUMNS as readonly string[]).includes(c), c);
+    const template = /grid-template-columns:\s*([^;]+);/.exec(block)?.[1] ?? '';
+    // Tracks: top-level space-separated items (minmax(...) counts as one).
+    const tracks = template
+      .replace(/\([^)]*\)/g, '()')
+      .trim()
+      .split(/\s+/);
+    assert.equal(tracks.length, COLUMNS.length - hidden.length);
+    assert.ok(!hidden.includes('findings') && !hidden.includes('reward') && !hidden.includes('tokens'));
+  });
+});

@@ -3,7 +3,7 @@ import * as vscode from 'vscode';
 import { SCRIPTED_POLICIES, type ScriptedPolicyName } from '../core/gym/names.js';
 import { runCheckpoint } from '../core/paths.js';
 import { readTrainConfig } from '../core/runs/train-config.js';
-import type { JobKind, JobOf, JobResults, RunResult } from '../protocol/trainer.js';
+import type { Credit, Estimator, JobKind, JobOf, JobResults, RunResult } from '../protocol/trainer.js';
 import type { Dashboard } from './dashboard.js';
 import { outcomeFromStep } from './episode-source.js';
 import type { Inspectors } from './inspectors.js';
@@ -38,6 +38,66 @@ export function parseConfigText(text: string, file: string): Record<string, unkn
 
 const isRecord = (x: unknown): x is Record<string, unknown> =>
   typeof x === 'object' && x !== null && !Array.isArray(x);
+
+/** The chapter's GAE lambda and critic warm-up (recipe 12.2). */
+export const CHAPTER_LAMBDA = 0.95;
+export const CHAPTER_WARMUP_STEPS = 60;
+
+/** The estimators as Train Agent offers them, each with its one-line help. */
+export const ESTIMATOR_ITEMS: readonly { label: string; detail: string; estimator: Estimator }[] = [
+  {
+    label: 'outcome (GRPO)',
+    detail: 'the default: every token of an episode gets its group-normalised reward',
+    estimator: 'outcome',
+  },
+  {
+    label: 'token-level GAE',
+    detail: `section 12.2: a critic's value per token, GAE with gamma 1, lambda ${CHAPTER_LAMBDA}`,
+    estimator: 'token',
+  },
+  {
+    label: 'turn-level GAE',
+    detail: `section 12.2: one TD error per call (the critic's value at each call), lambda ${CHAPTER_LAMBDA}`,
+    estimator: 'turn',
+  },
+];
+
+/**
+ * Ask for the advantage estimator and, for outcome GRPO, whether to train a critic beside it (the
+ * GAE estimators always have one). The chapter's lambda and warm-up; undefined if cancelled.
+ */
+async function creditForm(): Promise<Credit | undefined> {
+  const estimator = (
+    await vscode.window.showQuickPick([...ESTIMATOR_ITEMS], {
+      title: 'Advantage estimator (section 12.2)',
+      ignoreFocusOut: true,
+    })
+  )?.estimator;
+  if (estimator === undefined) return undefined;
+  const warm = `warmed up ${CHAPTER_WARMUP_STEPS} steps on 3 x 160 episodes of the starting policy (minutes)`;
+  const critic =
+    estimator !== 'outcome'
+      ? true
+      : (
+          await vscode.window.showQuickPick(
+            [
+              {
+                label: 'no critic',
+                detail: 'the default: the inspector shows the outcome advantage only',
+                on: false,
+              },
+              {
+                label: 'train a critic beside the policy',
+                detail: `the inspector shows per-call values and TD errors; ${warm}`,
+                on: true,
+              },
+            ],
+            { title: 'Critic', ignoreFocusOut: true },
+          )
+        )?.on;
+  if (critic === undefined) return undefined;
+  return { estimator, critic, lam: CHAPTER_LAMBDA, warmupSteps: CHAPTER_WARMUP_STEPS };
+}
 
 /** Ask for the main knobs of a training run, one after the other; the config, or undefined if cancelled. */
 async function trainingForm(): Promise<Record<string, unknown> | undefined> {
@@ -361,7 +421,8 @@ export class Commands {
       [
         {
           label: 'Train with the default config…',
-          detail: 'choose steps, seed, turn budget, reward, loss mode and context policy',
+          detail:
+            'choose steps, seed, turn budget, reward, loss mode, context policy, advantage estimator and critic',
           id: 'form',
         },
         { label: 'Run a recipe…', detail: 'one of the chapter’s experiments', id: 'recipe' },
@@ -374,7 +435,9 @@ export class Commands {
     if (how.id === 'form') {
       const config = await trainingForm();
       if (!config) return;
-      await this.runJob('Train Agent', { kind: 'train', runsDir, config }, (dir) =>
+      const credit = await creditForm();
+      if (!credit) return;
+      await this.runJob('Train Agent', { kind: 'train', runsDir, config, credit }, (dir) =>
         this.dashboard.show([dir], true),
       );
       return;
@@ -429,12 +492,13 @@ export class Commands {
         [
           {
             label: 'Full',
-            detail: 'the chapter’s protocol: 40 training steps per arm (minutes per arm)',
+            detail: 'the chapter’s protocol: 40 training steps per arm, 160 episodes each (minutes per arm)',
             smoke: false,
           },
           {
             label: 'Smoke',
-            detail: 'a reduced form: 2 steps per arm, few episodes (a quick check)',
+            detail:
+              'a quick check: 2 training steps per arm, each the full batch of 160 episodes (20 tasks x 8); shorter warm-ups and held-out evaluations',
             smoke: true,
           },
         ],

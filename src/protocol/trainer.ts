@@ -222,6 +222,31 @@ export const EpisodeTableSchema = v.pipe(
 // The jobs: one declaration per kind
 // ---------------------------------------------------------------------------------------------
 
+/** The advantage estimators a training run offers (section 12.2). */
+export const ESTIMATORS = ['outcome', 'token', 'turn'] as const;
+export type Estimator = (typeof ESTIMATORS)[number];
+
+/**
+ * How a training run assigns credit: `outcome` is GRPO's group advantage of the episode's reward;
+ * `token` and `turn` are token- and turn-level GAE (gamma 1, lambda `lam`) over a critic's values.
+ * `critic` trains a critic beside the policy (required by the GAE estimators; with `outcome` it only
+ * lets the inspector show per-call values and TD errors). A critic is warmed up for `warmupSteps`
+ * steps on base-agent episodes first (the chapter: 60) and saved in the run's checkpoints/critic.
+ */
+export const CreditSchema = v.pipe(
+  strict({
+    estimator: oneOf(ESTIMATORS),
+    critic: bool(),
+    lam: Unit,
+    warmupSteps: int(0, 1000),
+  }),
+  v.check(
+    (c) => c.critic || c.estimator === 'outcome',
+    'expected critic: true: the token- and turn-level GAE estimators need a critic',
+  ),
+);
+export type Credit = v.InferOutput<typeof CreditSchema>;
+
 /** What a long job's progress `{step, total}` counts. */
 export type ProgressUnit = 'steps' | 'batches' | 'policies' | 'percent';
 
@@ -285,10 +310,17 @@ export const JOBS = {
       /** RLConfig keys plus `steps` and `from`: the trainer validates them with `readTrainConfig`. */
       config: loose({}),
       name: v.optional(RunName),
+      /** The advantage estimator and critic; none: outcome GRPO without a critic. */
+      credit: v.optional(CreditSchema),
     },
     RunResultSchema,
     'steps',
   ),
+  /**
+   * Continue a stopped training run from its last committed step, to its own step count, with the
+   * config it was started with: what `episode-lab train --resume RUNDIR` does.
+   */
+  resume: long({ runDir: Folder }, RunResultSchema, 'steps'),
   recipe: long(
     {
       runsDir: Folder,

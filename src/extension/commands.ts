@@ -2,12 +2,14 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { SCRIPTED_POLICIES, type ScriptedPolicyName } from '../core/gym/names.js';
 import { runCheckpoint } from '../core/paths.js';
+import { resumeRefusal } from '../core/runs/resumable.js';
 import { readTrainConfig } from '../core/runs/train-config.js';
 import type { Credit, Estimator, JobKind, JobOf, JobResults, RunResult } from '../protocol/trainer.js';
 import type { Dashboard } from './dashboard.js';
 import { outcomeFromStep } from './episode-source.js';
 import type { Inspectors } from './inspectors.js';
 import type { EpisodeEntry } from './run-index.js';
+import { runState } from './run-state.js';
 import type { Node, RunTreeProvider } from './run-tree.js';
 import type { EpisodeTablePanel } from './table-panel.js';
 import type { TrainerClient } from './trainer-client.js';
@@ -298,10 +300,7 @@ export class Commands {
           this.log(
             `${title}: ${result.complete ? 'done' : 'stopped'}: ${result.steps} steps, ${result.episodes} episodes in ${result.runDir}`,
           );
-          if (!result.complete)
-            void vscode.window.showInformationMessage(
-              `Episode Lab: ${title} stopped cleanly after ${result.steps} step${result.steps === 1 ? '' : 's'}; every completed step is on disk (resume: episode-lab train --resume ${result.runDir}).`,
-            );
+          if (!result.complete) void this.offerResume(title, result);
           return result;
         } catch (e) {
           const msg = (e as Error).message;
@@ -315,6 +314,65 @@ export class Commands {
         }
       },
     );
+  }
+
+  /** Say that a job stopped early, with a Resume button when its run can be resumed. */
+  private async offerResume(title: string, result: RunResult): Promise<void> {
+    const message = `Episode Lab: ${title} stopped cleanly after ${result.steps} step${result.steps === 1 ? '' : 's'}; every completed step is on disk.`;
+    if (resumeRefusal(result.runDir) !== null) {
+      void vscode.window.showInformationMessage(message);
+      return;
+    }
+    const choice = await vscode.window.showInformationMessage(message, 'Resume');
+    if (choice === 'Resume') await this.resumeRun(result.runDir);
+  }
+
+  /**
+   * Resume a stopped training run (the explorer's run, a run folder, or one picked from the stopped
+   * runs): the trainer's resume job, which continues it as `episode-lab train --resume` does. A run
+   * that cannot be resumed (finished, a recipe's arm, one with a critic, or one this window is
+   * writing) is an error message that says why, and starts nothing.
+   */
+  async resumeRun(target?: Node | string): Promise<void> {
+    const dir =
+      typeof target === 'string' ? target : target?.kind === 'run' ? target.dir : await this.pickStopped();
+    if (!dir) return;
+    const refusal = this.tree.active.has(dir)
+      ? `${path.basename(dir)} is being written by a job of this window`
+      : resumeRefusal(dir);
+    if (refusal) {
+      void vscode.window.showErrorMessage(`Episode Lab: ${refusal}`);
+      return;
+    }
+    const name = path.basename(dir);
+    this.dashboard.show([dir], true);
+    const result = await this.runJob(`Resume ${name}`, { kind: 'resume', runDir: dir });
+    if (result?.complete)
+      void vscode.window.showInformationMessage(
+        `Episode Lab: ${name} resumed and finished: ${result.steps} more step${result.steps === 1 ? '' : 's'}, ${result.episodes} episodes`,
+      );
+  }
+
+  /** A stopped run that can be resumed, picked by the user (a message when there is none). */
+  private async pickStopped(): Promise<string | undefined> {
+    await this.tree.refresh();
+    const root = Commands.runsRoot();
+    const stopped = this.tree
+      .runs()
+      .filter((r) => runState(r, this.tree.active.has(r.dir)) === 'stopped' && resumeRefusal(r.dir) === null);
+    if (stopped.length === 0) {
+      void vscode.window.showInformationMessage('Episode Lab: no stopped training run to resume.');
+      return undefined;
+    }
+    const pick = await vscode.window.showQuickPick(
+      stopped.map((r) => ({
+        label: root ? path.relative(root, r.dir) : r.name,
+        description: `${r.steps().length} of ${String(r.meta?.config.steps ?? '?')} steps`,
+        dir: r.dir,
+      })),
+      { title: 'Resume which run?' },
+    );
+    return pick?.dir;
   }
 
   private async reveal(dir: string, expand: boolean): Promise<void> {

@@ -83,6 +83,7 @@ function createParts(
       },
       walk: (direction) => parts.table.walk(direction),
       browse: (dir, query) => parts.table.show({ kind: 'run', id: dir }, query),
+      notify: (message) => void vscode.window.showInformationMessage(`Episode Lab: ${message}`),
     },
     (message) => void vscode.window.showInformationMessage(`Episode Lab: ${message}`),
   );
@@ -125,6 +126,7 @@ function registerCommands({ commands, tree }: Parts): vscode.Disposable[] {
     register('episodeLab.openRun', () => commands.openRun()),
     register('episodeLab.openInspector', () => commands.openInspector()),
     register('episodeLab.cancelRun', () => commands.cancelRun()),
+    register('episodeLab.resumeRun', (n?: Parameters<Commands['resumeRun']>[0]) => commands.resumeRun(n)),
     register('episodeLab.openEpisode', (n?: Parameters<Commands['openEpisode']>[0]) =>
       commands.openEpisode(n),
     ),

@@ -7,11 +7,21 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { resumeRefusal } from '../core/runs/resumable.js';
+import type { RunState } from '../protocol/webview.js';
 import { findRuns } from './dashboard-data.js';
 import { DumpFiles, recordRows } from './dump-files.js';
 import { describeEpisode, describeStep, type EpisodeEntry, RunIndex } from './run-index.js';
+import { runState } from './run-state.js';
 
 export const PAGE = 100;
+
+/** A run's icon by its state: a spinner while written, a pause sign when stopped early. */
+const RUN_ICONS: Record<RunState, string> = {
+  running: 'sync~spin',
+  stopped: 'debug-pause',
+  finished: 'beaker',
+};
 
 export type Node =
   | { kind: 'dumpFile'; id: string; file: string }
@@ -277,10 +287,12 @@ export class RunTreeProvider implements vscode.TreeDataProvider<Node>, vscode.Di
         const item = new vscode.TreeItem(label, C.Collapsed);
         const m = ix.meta;
         const steps = ix.steps().length;
-        item.description = `${parent}${m?.kind ?? '?'}${m?.from ? ` · ${m.from}` : ''} · ${steps} ${m?.kind === 'sample' ? 'batch' : 'step'}${steps === 1 ? '' : m?.kind === 'sample' ? 'es' : 's'} · ${ix.episodes.length} episodes`;
-        item.iconPath = new vscode.ThemeIcon(this.active.has(n.dir) ? 'sync~spin' : 'beaker');
-        item.tooltip = `${n.dir}\ncreated ${m?.created ?? '?'}${m?.backend ? `\nbackend ${m.backend}` : ''}${ix.warnings.length ? `\n${ix.warnings.join('\n')}` : ''}`;
-        item.contextValue = 'run';
+        const state = runState(ix, this.active.has(n.dir));
+        item.description = `${parent}${state === 'stopped' ? 'stopped · ' : ''}${m?.kind ?? '?'}${m?.from ? ` · ${m.from}` : ''} · ${steps} ${m?.kind === 'sample' ? 'batch' : 'step'}${steps === 1 ? '' : m?.kind === 'sample' ? 'es' : 's'} · ${ix.episodes.length} episodes`;
+        item.iconPath = new vscode.ThemeIcon(RUN_ICONS[state ?? 'finished']);
+        item.tooltip = `${n.dir}\n${state ?? 'run'}, created ${m?.created ?? '?'}${m?.backend ? `\nbackend ${m.backend}` : ''}${ix.warnings.length ? `\n${ix.warnings.join('\n')}` : ''}`;
+        // `run.resumable`: a stopped run that Resume Run continues (menus match /^run/ for every run).
+        item.contextValue = state === 'stopped' && resumeRefusal(n.dir) === null ? 'run.resumable' : 'run';
         item.id = n.id;
         return item;
       }

@@ -25,6 +25,7 @@ import { SCRIPTED_POLICIES, TASK_SPLITS } from '../core/gym/names.js';
 import { type TrajectoryJSON, TrajectoryJSONSchema } from '../core/gym/trajectory-json.js';
 import { CallRowSchema } from '../core/rl/call-row.js';
 import { MAX_SEED } from '../core/rl/config.js';
+import { CreditSchema } from '../core/rl/credit.js';
 import { MASK_BUGS } from '../core/rl/mask-bugs.js';
 import {
   anyText,
@@ -46,6 +47,8 @@ import {
   text,
 } from '../core/schema.js';
 
+export type { Credit, Estimator } from '../core/rl/credit.js';
+export { CreditSchema, ESTIMATORS } from '../core/rl/credit.js';
 export type { Result };
 export { DumpFileSummarySchema, DumpViewSchema, MAX_PATH };
 
@@ -221,31 +224,6 @@ export const EpisodeTableSchema = v.pipe(
 // ---------------------------------------------------------------------------------------------
 // The jobs: one declaration per kind
 // ---------------------------------------------------------------------------------------------
-
-/** The advantage estimators a training run offers (section 12.2). */
-export const ESTIMATORS = ['outcome', 'token', 'turn'] as const;
-export type Estimator = (typeof ESTIMATORS)[number];
-
-/**
- * How a training run assigns credit: `outcome` is GRPO's group advantage of the episode's reward;
- * `token` and `turn` are token- and turn-level GAE (gamma 1, lambda `lam`) over a critic's values.
- * `critic` trains a critic beside the policy (required by the GAE estimators; with `outcome` it only
- * lets the inspector show per-call values and TD errors). A critic is warmed up for `warmupSteps`
- * steps on base-agent episodes first (the chapter: 60) and saved in the run's checkpoints/critic.
- */
-export const CreditSchema = v.pipe(
-  strict({
-    estimator: oneOf(ESTIMATORS),
-    critic: bool(),
-    lam: Unit,
-    warmupSteps: int(0, 1000),
-  }),
-  v.check(
-    (c) => c.critic || c.estimator === 'outcome',
-    'expected critic: true: the token- and turn-level GAE estimators need a critic',
-  ),
-);
-export type Credit = v.InferOutput<typeof CreditSchema>;
 
 /** What a long job's progress `{step, total}` counts. */
 export type ProgressUnit = 'steps' | 'batches' | 'policies' | 'percent';

@@ -2,11 +2,10 @@
  * The credit-assignment options of a training job (section 12.2) as trainRun's hooks: a critic
  * warmed up on episodes of the starting policy, the advantage estimator, the critic's statistics
  * per step, and the critic saved in the run's checkpoints/critic (where the inspector finds it for
- * per-call values and TD errors). And the checks a resume makes before it starts.
+ * per-call values and TD errors).
  */
 import * as path from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
-import * as v from 'valibot';
 import { makeTasks } from '../core/gym/tasks.js';
 import type { Tokenizer } from '../core/gym/tokenizer.js';
 import { loadCheckpoint, saveCheckpoint } from '../core/model/checkpoint.js';
@@ -18,8 +17,7 @@ import { type CreditState, creditAdvantages, warmCritic } from '../core/rl/criti
 import { defaultEnvFactory, sampleGroups } from '../core/rl/grpo.js';
 import { type AdvantageFn, groupAdvantageFn } from '../core/rl/train.js';
 import { Rng } from '../core/rng.js';
-import { isFinished, lastCompletedStep, readMeta } from '../core/runs/run-files.js';
-import { type Credit, CreditSchema } from '../protocol/trainer.js';
+import type { Credit } from '../protocol/trainer.js';
 
 /** What trainRun takes from a run's credit options (all absent for outcome GRPO without a critic). */
 export interface CreditHooks {
@@ -84,31 +82,4 @@ export function creditHooks(
       state.critic.dispose();
     },
   };
-}
-
-/**
- * Why a run folder cannot be resumed as `episode-lab train --resume` resumes it, or null: it must be
- * a training run (not a recipe's arm, whose environment and advantages the recipe builds), stopped
- * before its last step, with no critic (the critic's optimizer is not kept per step, so its resume
- * would not be the run it continues).
- */
-export function resumeRefusal(runDir: string): string | null {
-  let meta: ReturnType<typeof readMeta>;
-  try {
-    meta = readMeta(runDir);
-  } catch (e) {
-    return (e as Error).message;
-  }
-  const name = path.basename(runDir);
-  if (meta.kind !== 'train' || meta.recipe !== undefined)
-    return `${name} is ${meta.recipe !== undefined ? `an arm of recipe ${meta.recipe}` : `a ${meta.kind} run`}: only a training run started by Train Agent or episode-lab train can be resumed`;
-  const extra: Record<string, unknown> = { ...meta };
-  if (v.is(CreditSchema, extra.credit) && extra.credit.critic)
-    return `${name} trains a critic, whose optimizer state is not kept per step: it cannot be resumed as the same run`;
-  const own = meta.config.steps;
-  if (typeof own !== 'number' || !Number.isInteger(own) || own < 1)
-    return `${name}/config.json has no step count`;
-  if (lastCompletedStep(runDir) + 1 >= own && isFinished(runDir))
-    return `${name} already finished its ${own} steps`;
-  return null;
 }

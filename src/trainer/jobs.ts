@@ -15,6 +15,7 @@ import { resolveCheckpoint } from '../core/paths.js';
 import { runRecipe } from '../core/recipes/index.js';
 import type { RLConfig } from '../core/rl/config.js';
 import { maskCheck } from '../core/rl/mask-check.js';
+import { resumeRefusal } from '../core/runs/resumable.js';
 import { readEpisodes, readMeta, stepLabel } from '../core/runs/run-files.js';
 import { runTable } from '../core/runs/run-table.js';
 import { sampleModelRun } from '../core/runs/sample-model.js';
@@ -26,7 +27,7 @@ import type { BackendInfo } from '../core/tf/backend.js';
 import type { JOBS, JobKind, JobOf, JobResults } from '../protocol/trainer.js';
 import { policyLabel } from '../protocol/webview.js';
 import { creditTableJob, evalContextJob, loadModel, rerunJob, runConfig } from './analysis-jobs.js';
-import { creditHooks, resumeRefusal } from './credit-train.js';
+import { creditHooks } from './credit-train.js';
 import { dumpOpen, dumpSample } from './dump-jobs.js';
 
 /** What every job's handler gets. */

@@ -8,6 +8,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { before, beforeEach, describe, it } from 'node:test';
 import type * as vscode from 'vscode';
+import { appendHistory, createRun, writeSummary } from '../../src/core/runs/run-files.js';
+import { retrainEnd, retrainStart } from '../../src/extension/retrain-notice.js';
+import { runState } from '../../src/extension/run-state.js';
 import type { RunningJob } from '../../src/extension/trainer-client.js';
 import type { Job, JobKind, JobOf, JobResults } from '../../src/protocol/trainer.js';
 import { installVscodeStub, resetStub, state, Uri } from './vscode-stub.js';
@@ -117,5 +120,127 @@ describe('Train Agent', () => {
     state.picks.push(...FORM, undefined);
     await cmds.trainAgent();
     assert.equal(started.length, 0);
+  });
+});
+
+/** A training run folder of `own` steps with `done` committed, finished or not; extra meta keys. */
+function makeRun(
+  name: string,
+  own: number,
+  done: number,
+  finished: boolean,
+  extra: Partial<Parameters<typeof createRun>[1]> & Record<string, unknown> = {},
+): string {
+  const dir = path.join(Commands.runsRoot() ?? '', name);
+  createRun(dir, { kind: 'train', name, config: { steps: own, seed: 0 }, from: 'base', ...extra });
+  for (let step = 0; step < done; step++) appendHistory(dir, { step, episodes: 160 });
+  if (finished) writeSummary(dir, { steps: own });
+  return dir;
+}
+
+describe('Resume Run', () => {
+  beforeEach(() => {
+    resetStub();
+    state.workspaceFolder = fs.mkdtempSync(path.join(os.tmpdir(), 'el-resume-'));
+  });
+
+  it('resumes a stopped run from its explorer node: the trainer’s resume job on that folder', async () => {
+    const dir = makeRun('train-a', 40, 12, false);
+    const { cmds, started, tree, shown } = setup(() => runResult(dir, 28, true));
+    await tree.refresh();
+    await cmds.resumeRun(tree.runNode(dir));
+    assert.deepEqual(started, [{ kind: 'resume', runDir: dir }]);
+    assert.deepEqual(shown[0], [dir], 'the dashboard shows the resumed run');
+    assert.ok(state.info.some((m) => m.includes('train-a resumed and finished: 28 more steps')));
+  });
+
+  it('refuses a finished run, a recipe’s arm and a run with a critic, saying why, and starts nothing', async () => {
+    const finished = makeRun('done', 4, 4, true);
+    const arm = makeRun('recipe-12.3/default', 40, 3, false, { recipe: '12.3', arm: 'default' });
+    const critic = makeRun('critic', 40, 3, false, {
+      credit: { estimator: 'turn', critic: true, lam: 0.95, warmupSteps: 60 },
+    });
+    const { cmds, started } = setup();
+    for (const dir of [finished, arm, critic]) await cmds.resumeRun(dir);
+    assert.equal(started.length, 0);
+    assert.match(state.errors[0], /done already finished its 4 steps/);
+    assert.match(state.errors[1], /an arm of recipe 12\.3/);
+    assert.match(state.errors[2], /trains a critic/);
+  });
+
+  it('from the palette: picks among the stopped runs only', async () => {
+    const stopped = makeRun('stopped', 40, 5, false);
+    makeRun('finished', 2, 2, true);
+    const { cmds, started } = setup(() => runResult(stopped, 35, true));
+    state.picks.push('stopped');
+    await cmds.resumeRun();
+    assert.deepEqual(started, [{ kind: 'resume', runDir: stopped }]);
+    const { cmds: none } = setup();
+    fs.rmSync(stopped, { recursive: true });
+    await none.resumeRun();
+    assert.ok(state.info.includes('Episode Lab: no stopped training run to resume.'));
+  });
+
+  it('a cancelled training offers Resume (no CLI command line); choosing it resumes the run', async () => {
+    const dir = makeRun('train-b', 40, 3, false);
+    const { cmds, started } = setup((job) =>
+      job.kind === 'train' ? runResult(dir, 3, false) : runResult(dir, 37, true),
+    );
+    state.inputs.push(null, null);
+    state.picks.push(...FORM, 'outcome (GRPO)', 'no critic');
+    state.buttons.push('Resume');
+    await cmds.trainAgent();
+    const stoppedNotice = state.info.find((m) => m.includes('stopped cleanly after 3 steps'));
+    assert.ok(stoppedNotice);
+    assert.doesNotMatch(stoppedNotice, /episode-lab train/);
+    await new Promise((r) => setTimeout(r, 20));
+    assert.deepEqual(
+      started.map((j) => j.kind),
+      ['train', 'resume'],
+    );
+  });
+
+  it('the explorer marks a stopped run, offers Resume on it, and not on a finished one', async () => {
+    const stopped = makeRun('s', 40, 5, false);
+    const finished = makeRun('f', 2, 2, true);
+    const { tree } = setup();
+    await tree.refresh();
+    const item = (dir: string) => tree.getTreeItem(tree.runNode(dir));
+    assert.equal(item(stopped).contextValue, 'run.resumable');
+    assert.match(String(item(stopped).description), /^stopped · train/);
+    assert.equal(item(finished).contextValue, 'run');
+    assert.doesNotMatch(String(item(finished).description), /stopped/);
+    tree.setActive(stopped, true);
+    assert.equal(item(stopped).contextValue, 'run', 'a run being written is not offered Resume');
+  });
+});
+
+describe('run states and retrain notices', () => {
+  it('running while active, finished with a summary, stopped for a training run without one', () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'el-state-'));
+    const dir = path.join(root, 'r');
+    createRun(dir, { kind: 'train', name: 'r', config: { steps: 3 } });
+    const meta = { kind: 'train' as const };
+    assert.equal(runState({ dir, meta: standIn(meta) }, true), 'running');
+    assert.equal(runState({ dir, meta: standIn(meta) }, false), 'stopped');
+    assert.equal(runState({ dir, meta: standIn({ kind: 'sample' }) }, false), null);
+    writeSummary(dir, {});
+    assert.equal(runState({ dir, meta: standIn(meta) }, false), 'finished');
+  });
+
+  it('a retraining says it starts from the base model with the run’s config, and how it ended', () => {
+    assert.equal(
+      retrainStart('keep_obs=1', 20, '/w/runs/train-x'),
+      'retraining under keep_obs=1 for 20 steps from the base model (not this run’s policy), with train-x’s config',
+    );
+    assert.match(retrainStart('full', 1, null), /for 1 step from the base model .* with the default config$/);
+    assert.equal(
+      retrainEnd('keep_obs=1', { runDir: '/w/runs/retrain-k', steps: 4, episodes: 640, complete: false }),
+      'retraining under keep_obs=1 stopped after 4 steps: retrain-k (Resume Run continues it)',
+    );
+    assert.match(
+      retrainEnd('keep_obs=1', { runDir: '/r/x', steps: 20, episodes: 1, complete: true }),
+      /finished after 20 steps: x$/,
+    );
   });
 });

@@ -798,6 +798,7 @@ export class Commands {
           token.onCancellationRequested(() => this.trainer.cancel(running.id));
           const summary = await running.result;
           opened.summary = summary;
+          opened.linted = true;
           const total = summary.rules.reduce((a, r) => a + r.findings, 0);
           this.log(
             `${name}: ${summary.format}, ${summary.records} records, ${total} findings${summary.cancelled ? ' (cancelled: the part read so far)' : ''}; tokenizer ${summary.tokenizer ?? 'none'}`,
@@ -810,11 +811,35 @@ export class Commands {
           if (record >= 0) await this.inspector.showDump(opened.ref, summary, record);
         } catch (e) {
           const message = (e as Error).message;
+          opened.error = message;
+          this.tree.dumpsChanged();
           this.log(`${name}: ${message}`);
           void vscode.window.showErrorMessage(`Episode Lab: ${message}`);
         }
       },
     );
+  }
+
+  /** Close an opened dump file (the explorer's node, or one picked): it leaves the run explorer. */
+  async closeDumpFile(n?: Node): Promise<void> {
+    let file = n?.kind === 'dumpFile' ? n.file : undefined;
+    if (!file) {
+      const open = this.tree.dumps.list();
+      if (open.length === 0) {
+        void vscode.window.showInformationMessage('Episode Lab: no dump file is open.');
+        return;
+      }
+      const pick = await vscode.window.showQuickPick(
+        open.map((d) => ({
+          label: path.basename(d.ref.file),
+          description: d.error ? 'could not be read' : d.ref.file,
+          file: d.ref.file,
+        })),
+        { title: 'Close which dump file?' },
+      );
+      file = pick?.file;
+    }
+    if (file && this.tree.dumps.close(file)) this.tree.dumpsChanged();
   }
 
   /** Open one record of an opened dump file (from the run explorer). */

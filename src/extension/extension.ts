@@ -136,6 +136,9 @@ function registerCommands({ commands, tree }: Parts): vscode.Disposable[] {
     ),
     register('episodeLab.openDumpFile', (uri?: vscode.Uri) => commands.openDumpFile(uri)),
     register('episodeLab.openInEpisodeLab', (uri?: vscode.Uri) => commands.openDumpFile(uri)),
+    register('episodeLab.closeDumpFile', (n?: Parameters<Commands['closeDumpFile']>[0]) =>
+      commands.closeDumpFile(n),
+    ),
     register('episodeLab.openRecord', (n?: Parameters<Commands['openRecord']>[0]) => commands.openRecord(n)),
     register('episodeLab.showDashboard', (n?: { dir?: string }) =>
       commands.showDashboard(n?.dir ? [n.dir] : undefined),

@@ -8,6 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { before, beforeEach, describe, it } from 'node:test';
 import type * as vscode from 'vscode';
+import type { DumpFileSummary } from '../../src/core/dumps/view.js';
 import { appendHistory, createRun, writeSummary } from '../../src/core/runs/run-files.js';
 import { retrainEnd, retrainStart } from '../../src/extension/retrain-notice.js';
 import { runState } from '../../src/extension/run-state.js';
@@ -241,6 +242,95 @@ describe('run states and retrain notices', () => {
     assert.match(
       retrainEnd('keep_obs=1', { runDir: '/r/x', steps: 20, episodes: 1, complete: true }),
       /finished after 20 steps: x$/,
+    );
+  });
+});
+
+/** A dump file's summary: 4 records, record 1 with 2 findings, record 3 cut mid-line (when linted). */
+function dumpSummary(linted: boolean): DumpFileSummary {
+  return {
+    file: '/data/cut.jsonl',
+    format: 'nemo-rl',
+    records: 4,
+    offsets: [0, 10, 20, 30],
+    lengths: [9, 9, 9, 5],
+    findingsPerRecord: linted ? [0, 2, 0, 0] : [0, 0, 0, 0],
+    rules: linted
+      ? [{ rule: 'mask-on-tool', findings: 2, samples: 1, summary: 's', from: 'f', records: [1] }]
+      : [],
+    rejections: linted ? ['line 4: (record): expected a JSON object, found an incomplete line'] : [],
+    rejected: linted ? [3] : [],
+    tokenizer: null,
+    ownerSources: [],
+    notes: [],
+    cancelled: false,
+  };
+}
+
+describe('opened dump files in the run explorer', () => {
+  beforeEach(() => resetStub());
+
+  const item = (tree: InstanceType<typeof RunTreeProvider>, n: Parameters<typeof tree.getTreeItem>[0]) =>
+    tree.getTreeItem(n) as {
+      label: string;
+      description?: string;
+      contextValue?: string;
+      command?: unknown;
+      tooltip?: string;
+      iconPath: { id: string };
+    };
+
+  it('numbers samples from 0, marks an unreadable line as such (never a tick), and ticks only after the lint', async () => {
+    const { cmds, tree } = setup((job) =>
+      job.kind === 'dumpOpen' ? dumpSummary(job.lint) : new Error('no sample here'),
+    );
+    const file = '/data/cut.jsonl';
+    tree.dumps.open({ file, tokenizer: null }).summary = dumpSummary(false);
+    const before = tree.getChildren(tree.dumpNode(file)).map((n) => item(tree, n));
+    assert.deepEqual(
+      before.map((i) => [i.label, i.description, i.iconPath.id]),
+      [0, 1, 2, 3].map((r) => [`sample ${r}`, 'not linted yet', 'circle-outline']),
+    );
+    await cmds.openDumpFile(standIn(Uri.file(file)));
+    const rows = tree.getChildren(tree.dumpNode(file)).map((n) => item(tree, n));
+    assert.deepEqual(
+      rows.map((i) => [i.label, i.description, i.iconPath.id]),
+      [
+        ['sample 0', 'no findings', 'pass'],
+        ['sample 1', '2 findings', 'warning'],
+        ['sample 2', 'no findings', 'pass'],
+        ['sample 3', 'could not be read', 'error'],
+      ],
+    );
+    assert.equal(rows[3].command, undefined, 'an unreadable line opens nothing');
+    assert.match(String(rows[3].tooltip), /^line 4: .*incomplete line/);
+    const fileRow = item(tree, tree.dumpNode(file));
+    assert.equal(fileRow.iconPath.id, 'error', 'a file with an unreadable line is not ticked');
+    assert.match(String(fileRow.description), /2 findings · 1 unreadable/);
+  });
+
+  it('lists the files in their own group after the runs, and Close removes one, even one that could not be read', async () => {
+    state.workspaceFolder = fs.mkdtempSync(path.join(os.tmpdir(), 'el-dumps-'));
+    const run = makeRun('train-z', 4, 1, false);
+    const { cmds, tree } = setup(() => new Error('not a dump file'));
+    await cmds.openDumpFile(standIn(Uri.file('/data/bad.jsonl')));
+    await tree.refresh();
+    const roots = tree.getChildren();
+    assert.deepEqual(
+      roots.map((n) => n.kind),
+      ['run', 'dumpGroup'],
+    );
+    assert.equal((roots[0] as { dir: string }).dir, run);
+    const bad = tree.getChildren(roots[1])[0];
+    const row = item(tree, bad);
+    assert.equal(row.iconPath.id, 'error');
+    assert.equal(row.description, 'could not be read');
+    assert.equal(row.contextValue, 'dumpFile.error');
+    await cmds.closeDumpFile(bad);
+    assert.deepEqual(
+      tree.getChildren().map((n) => n.kind),
+      ['run'],
+      'the group goes with its last file',
     );
   });
 });

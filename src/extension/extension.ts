@@ -8,6 +8,7 @@ import * as vscode from 'vscode';
 import type { TableSource } from '../protocol/webview.js';
 import { Commands } from './commands.js';
 import { DASHBOARD_VIEW_TYPE, Dashboard } from './dashboard.js';
+import { openDocs } from './docs.js';
 import { INSPECTOR_VIEW_TYPE } from './inspector.js';
 import { Inspectors } from './inspectors.js';
 import { type Node, RunTreeProvider } from './run-tree.js';
@@ -41,7 +42,7 @@ export function activate(context: vscode.ExtensionContext): void {
     tree.onDidChangeTreeData(() => dashboard.schedule()),
     ...watchRuns(tree),
     { dispose: () => trainer.dispose() },
-    ...registerCommands(parts),
+    ...registerCommands(parts, context.extensionUri),
     ...registerSerializers(parts),
   );
   void tree.refresh();
@@ -115,7 +116,7 @@ function watchRuns(tree: RunTreeProvider): vscode.Disposable[] {
   return [watcher, watcher.onDidCreate(refresh), watcher.onDidChange(refresh), watcher.onDidDelete(refresh)];
 }
 
-function registerCommands({ commands, tree }: Parts): vscode.Disposable[] {
+function registerCommands({ commands, tree }: Parts, extensionUri: vscode.Uri): vscode.Disposable[] {
   const register = (id: string, f: (...args: never[]) => unknown) => vscode.commands.registerCommand(id, f);
   return [
     register('episodeLab.trainAgent', () => commands.trainAgent()),
@@ -131,6 +132,7 @@ function registerCommands({ commands, tree }: Parts): vscode.Disposable[] {
       commands.openEpisode(n),
     ),
     register('episodeLab.refreshRuns', () => void tree.refresh()),
+    register('episodeLab.openDocs', () => openDocs(extensionUri)),
     register('episodeLab.browseEpisodes', (n?: Parameters<Commands['browseEpisodes']>[0]) =>
       commands.browseEpisodes(n),
     ),

@@ -50,7 +50,7 @@ export const recipe122: Recipe = {
   name: '12.2',
   section: '12.2',
   title:
-    'Credit assignment across calls: three arms (outcome GRPO, token-level GAE, turn-level GAE) under step cost 0.05; the GAE arms share a critic warmed up on 480 base episodes',
+    'Credit assignment across calls: three arms (outcome GRPO, token-level GAE, turn-level GAE) under step cost 0.05; each GAE arm starts from a copy of one critic warmed up on 480 base episodes',
   mechanism:
     'outcome GRPO with the 0.05 step cost drops the useless test calls; per-call TD errors of figure 12.1',
   trains: true,

@@ -2,12 +2,14 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { SCRIPTED_POLICIES, type ScriptedPolicyName } from '../core/gym/names.js';
 import { runCheckpoint } from '../core/paths.js';
+import { resumeRefusal } from '../core/runs/resumable.js';
 import { readTrainConfig } from '../core/runs/train-config.js';
-import type { JobKind, JobOf, JobResults, RunResult } from '../protocol/trainer.js';
+import type { Credit, Estimator, JobKind, JobOf, JobResults, RunResult } from '../protocol/trainer.js';
 import type { Dashboard } from './dashboard.js';
 import { outcomeFromStep } from './episode-source.js';
 import type { Inspectors } from './inspectors.js';
 import type { EpisodeEntry } from './run-index.js';
+import { runState } from './run-state.js';
 import type { Node, RunTreeProvider } from './run-tree.js';
 import type { EpisodeTablePanel } from './table-panel.js';
 import type { TrainerClient } from './trainer-client.js';
@@ -38,6 +40,66 @@ export function parseConfigText(text: string, file: string): Record<string, unkn
 
 const isRecord = (x: unknown): x is Record<string, unknown> =>
   typeof x === 'object' && x !== null && !Array.isArray(x);
+
+/** The chapter's GAE lambda and critic warm-up (recipe 12.2). */
+export const CHAPTER_LAMBDA = 0.95;
+export const CHAPTER_WARMUP_STEPS = 60;
+
+/** The estimators as Train Agent offers them, each with its one-line help. */
+export const ESTIMATOR_ITEMS: readonly { label: string; detail: string; estimator: Estimator }[] = [
+  {
+    label: 'outcome (GRPO)',
+    detail: 'the default: every token of an episode gets its group-normalised reward',
+    estimator: 'outcome',
+  },
+  {
+    label: 'token-level GAE',
+    detail: `section 12.2: a critic's value per token, GAE with gamma 1, lambda ${CHAPTER_LAMBDA}`,
+    estimator: 'token',
+  },
+  {
+    label: 'turn-level GAE',
+    detail: `section 12.2: one TD error per call (the critic's value at each call), lambda ${CHAPTER_LAMBDA}`,
+    estimator: 'turn',
+  },
+];
+
+/**
+ * Ask for the advantage estimator and, for outcome GRPO, whether to train a critic beside it (the
+ * GAE estimators always have one). The chapter's lambda and warm-up; undefined if cancelled.
+ */
+async function creditForm(): Promise<Credit | undefined> {
+  const estimator = (
+    await vscode.window.showQuickPick([...ESTIMATOR_ITEMS], {
+      title: 'Advantage estimator (section 12.2)',
+      ignoreFocusOut: true,
+    })
+  )?.estimator;
+  if (estimator === undefined) return undefined;
+  const warm = `warmed up ${CHAPTER_WARMUP_STEPS} steps on 3 x 160 episodes of the starting policy (minutes)`;
+  const critic =
+    estimator !== 'outcome'
+      ? true
+      : (
+          await vscode.window.showQuickPick(
+            [
+              {
+                label: 'no critic',
+                detail: 'the default: the inspector shows the outcome advantage only',
+                on: false,
+              },
+              {
+                label: 'train a critic beside the policy',
+                detail: `the inspector shows per-call values and TD errors; ${warm}`,
+                on: true,
+              },
+            ],
+            { title: 'Critic', ignoreFocusOut: true },
+          )
+        )?.on;
+  if (critic === undefined) return undefined;
+  return { estimator, critic, lam: CHAPTER_LAMBDA, warmupSteps: CHAPTER_WARMUP_STEPS };
+}
 
 /** Ask for the main knobs of a training run, one after the other; the config, or undefined if cancelled. */
 async function trainingForm(): Promise<Record<string, unknown> | undefined> {
@@ -238,10 +300,7 @@ export class Commands {
           this.log(
             `${title}: ${result.complete ? 'done' : 'stopped'}: ${result.steps} steps, ${result.episodes} episodes in ${result.runDir}`,
           );
-          if (!result.complete)
-            void vscode.window.showInformationMessage(
-              `Episode Lab: ${title} stopped cleanly after ${result.steps} step${result.steps === 1 ? '' : 's'}; every completed step is on disk (resume: episode-lab train --resume ${result.runDir}).`,
-            );
+          if (!result.complete) void this.offerResume(title, result);
           return result;
         } catch (e) {
           const msg = (e as Error).message;
@@ -255,6 +314,65 @@ export class Commands {
         }
       },
     );
+  }
+
+  /** Say that a job stopped early, with a Resume button when its run can be resumed. */
+  private async offerResume(title: string, result: RunResult): Promise<void> {
+    const message = `Episode Lab: ${title} stopped cleanly after ${result.steps} step${result.steps === 1 ? '' : 's'}; every completed step is on disk.`;
+    if (resumeRefusal(result.runDir) !== null) {
+      void vscode.window.showInformationMessage(message);
+      return;
+    }
+    const choice = await vscode.window.showInformationMessage(message, 'Resume');
+    if (choice === 'Resume') await this.resumeRun(result.runDir);
+  }
+
+  /**
+   * Resume a stopped training run (the explorer's run, a run folder, or one picked from the stopped
+   * runs): the trainer's resume job, which continues it as `episode-lab train --resume` does. A run
+   * that cannot be resumed (finished, a recipe's arm, one with a critic, or one this window is
+   * writing) is an error message that says why, and starts nothing.
+   */
+  async resumeRun(target?: Node | string): Promise<void> {
+    const dir =
+      typeof target === 'string' ? target : target?.kind === 'run' ? target.dir : await this.pickStopped();
+    if (!dir) return;
+    const refusal = this.tree.active.has(dir)
+      ? `${path.basename(dir)} is being written by a job of this window`
+      : resumeRefusal(dir);
+    if (refusal) {
+      void vscode.window.showErrorMessage(`Episode Lab: ${refusal}`);
+      return;
+    }
+    const name = path.basename(dir);
+    this.dashboard.show([dir], true);
+    const result = await this.runJob(`Resume ${name}`, { kind: 'resume', runDir: dir });
+    if (result?.complete)
+      void vscode.window.showInformationMessage(
+        `Episode Lab: ${name} resumed and finished: ${result.steps} more step${result.steps === 1 ? '' : 's'}, ${result.episodes} episodes`,
+      );
+  }
+
+  /** A stopped run that can be resumed, picked by the user (a message when there is none). */
+  private async pickStopped(): Promise<string | undefined> {
+    await this.tree.refresh();
+    const root = Commands.runsRoot();
+    const stopped = this.tree
+      .runs()
+      .filter((r) => runState(r, this.tree.active.has(r.dir)) === 'stopped' && resumeRefusal(r.dir) === null);
+    if (stopped.length === 0) {
+      void vscode.window.showInformationMessage('Episode Lab: no stopped training run to resume.');
+      return undefined;
+    }
+    const pick = await vscode.window.showQuickPick(
+      stopped.map((r) => ({
+        label: root ? path.relative(root, r.dir) : r.name,
+        description: `${r.steps().length} of ${String(r.meta?.config.steps ?? '?')} steps`,
+        dir: r.dir,
+      })),
+      { title: 'Resume which run?' },
+    );
+    return pick?.dir;
   }
 
   private async reveal(dir: string, expand: boolean): Promise<void> {
@@ -361,7 +479,8 @@ export class Commands {
       [
         {
           label: 'Train with the default config…',
-          detail: 'choose steps, seed, turn budget, reward, loss mode and context policy',
+          detail:
+            'choose steps, seed, turn budget, reward, loss mode, context policy, advantage estimator and critic',
           id: 'form',
         },
         { label: 'Run a recipe…', detail: 'one of the chapter’s experiments', id: 'recipe' },
@@ -374,7 +493,9 @@ export class Commands {
     if (how.id === 'form') {
       const config = await trainingForm();
       if (!config) return;
-      await this.runJob('Train Agent', { kind: 'train', runsDir, config }, (dir) =>
+      const credit = await creditForm();
+      if (!credit) return;
+      await this.runJob('Train Agent', { kind: 'train', runsDir, config, credit }, (dir) =>
         this.dashboard.show([dir], true),
       );
       return;
@@ -429,12 +550,13 @@ export class Commands {
         [
           {
             label: 'Full',
-            detail: 'the chapter’s protocol: 40 training steps per arm (minutes per arm)',
+            detail: 'the chapter’s protocol: 40 training steps per arm, 160 episodes each (minutes per arm)',
             smoke: false,
           },
           {
             label: 'Smoke',
-            detail: 'a reduced form: 2 steps per arm, few episodes (a quick check)',
+            detail:
+              'a quick check: 2 training steps per arm, each the full batch of 160 episodes (20 tasks x 8); shorter warm-ups and held-out evaluations',
             smoke: true,
           },
         ],
@@ -676,6 +798,7 @@ export class Commands {
           token.onCancellationRequested(() => this.trainer.cancel(running.id));
           const summary = await running.result;
           opened.summary = summary;
+          opened.linted = true;
           const total = summary.rules.reduce((a, r) => a + r.findings, 0);
           this.log(
             `${name}: ${summary.format}, ${summary.records} records, ${total} findings${summary.cancelled ? ' (cancelled: the part read so far)' : ''}; tokenizer ${summary.tokenizer ?? 'none'}`,
@@ -688,11 +811,35 @@ export class Commands {
           if (record >= 0) await this.inspector.showDump(opened.ref, summary, record);
         } catch (e) {
           const message = (e as Error).message;
+          opened.error = message;
+          this.tree.dumpsChanged();
           this.log(`${name}: ${message}`);
           void vscode.window.showErrorMessage(`Episode Lab: ${message}`);
         }
       },
     );
+  }
+
+  /** Close an opened dump file (the explorer's node, or one picked): it leaves the run explorer. */
+  async closeDumpFile(n?: Node): Promise<void> {
+    let file = n?.kind === 'dumpFile' ? n.file : undefined;
+    if (!file) {
+      const open = this.tree.dumps.list();
+      if (open.length === 0) {
+        void vscode.window.showInformationMessage('Episode Lab: no dump file is open.');
+        return;
+      }
+      const pick = await vscode.window.showQuickPick(
+        open.map((d) => ({
+          label: path.basename(d.ref.file),
+          description: d.error ? 'could not be read' : d.ref.file,
+          file: d.ref.file,
+        })),
+        { title: 'Close which dump file?' },
+      );
+      file = pick?.file;
+    }
+    if (file && this.tree.dumps.close(file)) this.tree.dumpsChanged();
   }
 
   /** Open one record of an opened dump file (from the run explorer). */

@@ -13,6 +13,7 @@ import {
   type ToDashboard,
 } from '../protocol/webview.js';
 import { findRuns, recipeTables, runSeries } from './dashboard-data.js';
+import { runState } from './run-state.js';
 import type { RunTreeProvider } from './run-tree.js';
 import { PanelSlot } from './webview-panel.js';
 import { isInside } from './workspace-folders.js';
@@ -97,7 +98,9 @@ export class Dashboard implements vscode.Disposable {
       for (const dir of findRuns(root)) {
         const ix = this.tree.index(dir);
         await ix.update();
-        runs.push(runSeries(ix, root, this.tree.active.has(dir) || this.tree.active.has(root)));
+        const live = this.tree.active.has(dir) || this.tree.active.has(root);
+        const state = runState(ix, live);
+        runs.push({ ...runSeries(ix, root, live), ...(state ? { state } : {}) });
       }
       const t = recipeTables(root);
       tables.push(...t.tables);

@@ -16,6 +16,8 @@ export interface OpenedDump {
   ref: DumpFileRef;
   /** Null while the trainer reads it. */
   summary: DumpFileSummary | null;
+  /** True once the whole file was linted (before, a record without findings is not known to be clean). */
+  linted: boolean;
   error: string | null;
 }
 
@@ -34,26 +36,43 @@ export class DumpFiles {
   /** Start tracking a file (again: its summary is read anew). */
   open(ref: DumpFileRef): OpenedDump {
     const key = path.resolve(ref.file);
-    const entry: OpenedDump = { ref: { ...ref, file: key }, summary: null, error: null };
+    const entry: OpenedDump = { ref: { ...ref, file: key }, summary: null, linted: false, error: null };
     this.files.delete(key);
     this.files.set(key, entry);
     return entry;
   }
 
-  close(file: string): void {
-    this.files.delete(path.resolve(file));
+  /** Stop tracking a file; false when it was not open. */
+  close(file: string): boolean {
+    return this.files.delete(path.resolve(file));
   }
 }
 
-/** Records of a summary as tree rows: the first `limit` records, with findings first marked. */
-export function recordRows(
-  s: DumpFileSummary,
-  limit = 2000,
-): { record: number; label: string; findings: number }[] {
+/** A record as a tree row: its 0-based number (the CLI's `sample N`) and what is known of it. */
+export interface RecordRow {
+  record: number;
+  label: string;
+  findings: number;
+  /** The line is not a record of the file's format (cut mid-write, not JSON, a missing field). */
+  rejected: boolean;
+}
+
+/**
+ * Records of a summary as tree rows: the first `limit` non-empty lines, labelled `sample N`
+ * (0-based, as `episode-lab lint` numbers them), each with its findings and whether it was rejected.
+ */
+export function recordRows(s: DumpFileSummary, limit = 2000): RecordRow[] {
   const n = Math.min(s.records, limit);
+  const rejected = new Set(s.rejected ?? []);
   return Array.from({ length: n }, (_, r) => ({
     record: r,
     findings: s.findingsPerRecord[r] ?? 0,
-    label: `record ${r + 1}`,
+    label: `sample ${r}`,
+    rejected: rejected.has(r),
   })).filter((row) => s.lengths[row.record] > 0);
+}
+
+/** Why record `r` was rejected: its line of the summary's rejections (`line r+1: ...`), if kept. */
+export function rejectionOf(s: DumpFileSummary, r: number): string | null {
+  return s.rejections.find((x) => x.startsWith(`line ${r + 1}:`)) ?? null;
 }

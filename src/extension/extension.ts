@@ -8,6 +8,7 @@ import * as vscode from 'vscode';
 import type { TableSource } from '../protocol/webview.js';
 import { Commands } from './commands.js';
 import { DASHBOARD_VIEW_TYPE, Dashboard } from './dashboard.js';
+import { openDocs } from './docs.js';
 import { INSPECTOR_VIEW_TYPE } from './inspector.js';
 import { Inspectors } from './inspectors.js';
 import { type Node, RunTreeProvider } from './run-tree.js';
@@ -41,7 +42,7 @@ export function activate(context: vscode.ExtensionContext): void {
     tree.onDidChangeTreeData(() => dashboard.schedule()),
     ...watchRuns(tree),
     { dispose: () => trainer.dispose() },
-    ...registerCommands(parts),
+    ...registerCommands(parts, context.extensionUri),
     ...registerSerializers(parts),
   );
   void tree.refresh();
@@ -83,6 +84,7 @@ function createParts(
       },
       walk: (direction) => parts.table.walk(direction),
       browse: (dir, query) => parts.table.show({ kind: 'run', id: dir }, query),
+      notify: (message) => void vscode.window.showInformationMessage(`Episode Lab: ${message}`),
     },
     (message) => void vscode.window.showInformationMessage(`Episode Lab: ${message}`),
   );
@@ -114,7 +116,7 @@ function watchRuns(tree: RunTreeProvider): vscode.Disposable[] {
   return [watcher, watcher.onDidCreate(refresh), watcher.onDidChange(refresh), watcher.onDidDelete(refresh)];
 }
 
-function registerCommands({ commands, tree }: Parts): vscode.Disposable[] {
+function registerCommands({ commands, tree }: Parts, extensionUri: vscode.Uri): vscode.Disposable[] {
   const register = (id: string, f: (...args: never[]) => unknown) => vscode.commands.registerCommand(id, f);
   return [
     register('episodeLab.trainAgent', () => commands.trainAgent()),
@@ -125,15 +127,20 @@ function registerCommands({ commands, tree }: Parts): vscode.Disposable[] {
     register('episodeLab.openRun', () => commands.openRun()),
     register('episodeLab.openInspector', () => commands.openInspector()),
     register('episodeLab.cancelRun', () => commands.cancelRun()),
+    register('episodeLab.resumeRun', (n?: Parameters<Commands['resumeRun']>[0]) => commands.resumeRun(n)),
     register('episodeLab.openEpisode', (n?: Parameters<Commands['openEpisode']>[0]) =>
       commands.openEpisode(n),
     ),
     register('episodeLab.refreshRuns', () => void tree.refresh()),
+    register('episodeLab.openDocs', () => openDocs(extensionUri)),
     register('episodeLab.browseEpisodes', (n?: Parameters<Commands['browseEpisodes']>[0]) =>
       commands.browseEpisodes(n),
     ),
     register('episodeLab.openDumpFile', (uri?: vscode.Uri) => commands.openDumpFile(uri)),
     register('episodeLab.openInEpisodeLab', (uri?: vscode.Uri) => commands.openDumpFile(uri)),
+    register('episodeLab.closeDumpFile', (n?: Parameters<Commands['closeDumpFile']>[0]) =>
+      commands.closeDumpFile(n),
+    ),
     register('episodeLab.openRecord', (n?: Parameters<Commands['openRecord']>[0]) => commands.openRecord(n)),
     register('episodeLab.showDashboard', (n?: { dir?: string }) =>
       commands.showDashboard(n?.dir ? [n.dir] : undefined),

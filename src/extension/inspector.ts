@@ -22,6 +22,7 @@ import {
 } from '../protocol/webview.js';
 import type { DumpFileRef } from './dump-files.js';
 import { type EpisodeSource, episodeSource } from './episode-source.js';
+import { retrainEnd, retrainStart } from './retrain-notice.js';
 import type { TrainerClient } from './trainer-client.js';
 import { PanelSlot } from './webview-panel.js';
 import { isInside } from './workspace-folders.js';
@@ -46,6 +47,8 @@ export interface InspectorHooks {
   onActive?(ins: Inspector): void;
   /** This inspector's panel was closed. */
   onClosed?(ins: Inspector): void;
+  /** A retraining started or ended: tell the user (what it starts from; how it ended). */
+  notify?(message: string): void;
 }
 
 const RETRAIN_UNAVAILABLE = 'this trainer build has no retrain job';
@@ -481,8 +484,10 @@ export class Inspector implements vscode.Disposable {
       return;
     }
     const { policy, steps } = m;
+    this.hooks.notify?.(retrainStart(policyLabel(policy), steps, c.src.runDir));
     return this.analysis(m, { kind: 'retrain', runsDir, runDir: c.src.runDir, policy, steps }, (r) => {
       this.hooks.runChanged(r.runDir, false);
+      this.hooks.notify?.(retrainEnd(policyLabel(policy), r));
       const label = `trained: ${policyLabel(policy)}`;
       // A cancelled retraining is kept on disk (it can be resumed) but is not a model to evaluate
       // as if it had finished.

@@ -7,13 +7,24 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { resumeRefusal } from '../core/runs/resumable.js';
+import type { RunState } from '../protocol/webview.js';
 import { findRuns } from './dashboard-data.js';
-import { DumpFiles, recordRows } from './dump-files.js';
+import { DumpFiles, type OpenedDump, recordRows, rejectionOf } from './dump-files.js';
 import { describeEpisode, describeStep, type EpisodeEntry, RunIndex } from './run-index.js';
+import { runState } from './run-state.js';
 
 export const PAGE = 100;
 
+/** A run's icon by its state: a spinner while written, a pause sign when stopped early. */
+const RUN_ICONS: Record<RunState, string> = {
+  running: 'sync~spin',
+  stopped: 'debug-pause',
+  finished: 'beaker',
+};
+
 export type Node =
+  | { kind: 'dumpGroup'; id: string }
   | { kind: 'dumpFile'; id: string; file: string }
   | { kind: 'dumpPage'; id: string; file: string; start: number }
   | { kind: 'dumpRecord'; id: string; file: string; record: number }
@@ -30,7 +41,7 @@ export class RunTreeProvider implements vscode.TreeDataProvider<Node>, vscode.Di
   private runDirs: string[] = [];
   /** Runs being written by a job (shown with a spinning icon): change it with `setActive`. */
   readonly active = new Set<string>();
-  /** Real trainers' dump files opened in this window, listed before the runs. */
+  /** Real trainers' dump files opened in this window, listed in their own group after the runs. */
   readonly dumps = new DumpFiles();
   private refreshing: Promise<void> | null = null;
   private again = false;
@@ -138,14 +149,24 @@ export class RunTreeProvider implements vscode.TreeDataProvider<Node>, vscode.Di
     return pages;
   }
 
+  /** The group of the opened dump files (one row after the runs, while any is open). */
+  dumpGroup(): Node {
+    return this.node({ kind: 'dumpGroup', id: 'dumps' });
+  }
+
+  /** The node of an opened dump file. */
+  dumpNode(file: string): Node {
+    const ref = this.dumps.get(file)?.ref.file ?? file;
+    return this.node({ kind: 'dumpFile', id: `dump:${ref}`, file: ref });
+  }
+
   getChildren(n?: Node): Node[] {
     if (!n)
       return [
-        ...this.dumps
-          .list()
-          .map((r) => this.node({ kind: 'dumpFile', id: `dump:${r.ref.file}`, file: r.ref.file })),
         ...this.runDirs.map((dir) => this.runNode(dir)),
+        ...(this.dumps.list().length ? [this.dumpGroup()] : []),
       ];
+    if (n.kind === 'dumpGroup') return this.dumps.list().map((r) => this.dumpNode(r.ref.file));
     if (n.kind === 'dumpFile' || n.kind === 'dumpPage') return this.dumpChildren(n);
     if (n.kind === 'dumpRecord') return [];
     const ix = this.index(n.dir);
@@ -181,7 +202,8 @@ export class RunTreeProvider implements vscode.TreeDataProvider<Node>, vscode.Di
   }
 
   getParent(n: Node): Node | undefined {
-    if (n.kind === 'run' || n.kind === 'dumpFile') return undefined;
+    if (n.kind === 'run' || n.kind === 'dumpGroup') return undefined;
+    if (n.kind === 'dumpFile') return this.dumpGroup();
     if (n.kind === 'dumpPage') return this.nodes.get(`dump:${n.file}`);
     if (n.kind === 'dumpRecord') {
       const s = this.dumps.get(n.file)?.summary;
@@ -213,57 +235,37 @@ export class RunTreeProvider implements vscode.TreeDataProvider<Node>, vscode.Di
     });
   }
 
-  private dumpItem(n: Extract<Node, { kind: 'dumpFile' | 'dumpPage' | 'dumpRecord' }>): vscode.TreeItem {
+  private dumpItem(
+    n: Extract<Node, { kind: 'dumpGroup' | 'dumpFile' | 'dumpPage' | 'dumpRecord' }>,
+  ): vscode.TreeItem {
     const C = vscode.TreeItemCollapsibleState;
-    const opened = this.dumps.get(n.file);
-    const s = opened?.summary ?? null;
-    if (n.kind === 'dumpFile') {
-      const item = new vscode.TreeItem(path.basename(n.file), s ? C.Expanded : C.None);
-      const total = s ? s.rules.reduce((a, r) => a + r.findings, 0) : 0;
-      item.description = opened?.error
-        ? 'could not be read'
-        : s
-          ? `${s.format} · ${s.records} records · ${total} finding${total === 1 ? '' : 's'}`
-          : 'reading…';
-      item.tooltip = [
-        n.file,
-        `tokenizer: ${opened?.ref.tokenizer ?? s?.tokenizer ?? 'none found'}`,
-        ...(opened?.error ? [opened.error] : []),
-        ...(s?.notes ?? []),
-      ].join('\n');
-      item.iconPath = new vscode.ThemeIcon(
-        opened?.error ? 'error' : s ? (total ? 'warning' : 'pass') : 'sync~spin',
-      );
-      item.contextValue = 'dumpFile';
+    if (n.kind === 'dumpGroup') {
+      const count = this.dumps.list().length;
+      const item = new vscode.TreeItem('Opened dump files', C.Expanded);
+      item.description = `${count} file${count === 1 ? '' : 's'}`;
+      item.iconPath = new vscode.ThemeIcon('files');
+      item.contextValue = 'dumpGroup';
       item.id = n.id;
       return item;
     }
+    const opened = this.dumps.get(n.file);
+    if (n.kind === 'dumpFile') return dumpFileItem(n, opened);
+    const s = opened?.summary ?? null;
     if (n.kind === 'dumpPage') {
       const rows = s ? recordRows(s) : [];
       const end = Math.min(n.start + PAGE, rows.length) - 1;
-      const item = new vscode.TreeItem(
-        `records ${rows[n.start]?.record + 1}–${rows[end]?.record + 1}`,
-        C.Collapsed,
-      );
-      const flagged = rows.slice(n.start, end + 1).filter((r) => r.findings > 0).length;
-      item.description = `${flagged} with findings`;
+      const item = new vscode.TreeItem(`samples ${rows[n.start]?.record}–${rows[end]?.record}`, C.Collapsed);
+      const flagged = rows.slice(n.start, end + 1).filter((r) => r.findings > 0 || r.rejected).length;
+      item.description = `${flagged} with findings or unreadable`;
       item.id = n.id;
       return item;
     }
-    const findings = s?.findingsPerRecord[n.record] ?? 0;
-    const item = new vscode.TreeItem(`record ${n.record + 1}`, C.None);
-    item.description = findings ? `${findings} finding${findings === 1 ? '' : 's'}` : 'no findings';
-    item.iconPath = findings
-      ? new vscode.ThemeIcon('warning', new vscode.ThemeColor('problemsWarningIcon.foreground'))
-      : new vscode.ThemeIcon('pass', new vscode.ThemeColor('testing.iconPassed'));
-    item.accessibilityInformation = { label: `record ${n.record + 1}, ${item.description}` };
-    item.command = { command: 'episodeLab.openRecord', title: 'Open in the inspector', arguments: [n] };
-    item.id = n.id;
-    return item;
+    return recordItem(n, opened);
   }
 
   getTreeItem(n: Node): vscode.TreeItem {
-    if (n.kind === 'dumpFile' || n.kind === 'dumpPage' || n.kind === 'dumpRecord') return this.dumpItem(n);
+    if (n.kind === 'dumpGroup' || n.kind === 'dumpFile' || n.kind === 'dumpPage' || n.kind === 'dumpRecord')
+      return this.dumpItem(n);
     const ix = this.index(n.dir);
     const C = vscode.TreeItemCollapsibleState;
     switch (n.kind) {
@@ -277,10 +279,12 @@ export class RunTreeProvider implements vscode.TreeDataProvider<Node>, vscode.Di
         const item = new vscode.TreeItem(label, C.Collapsed);
         const m = ix.meta;
         const steps = ix.steps().length;
-        item.description = `${parent}${m?.kind ?? '?'}${m?.from ? ` · ${m.from}` : ''} · ${steps} ${m?.kind === 'sample' ? 'batch' : 'step'}${steps === 1 ? '' : m?.kind === 'sample' ? 'es' : 's'} · ${ix.episodes.length} episodes`;
-        item.iconPath = new vscode.ThemeIcon(this.active.has(n.dir) ? 'sync~spin' : 'beaker');
-        item.tooltip = `${n.dir}\ncreated ${m?.created ?? '?'}${m?.backend ? `\nbackend ${m.backend}` : ''}${ix.warnings.length ? `\n${ix.warnings.join('\n')}` : ''}`;
-        item.contextValue = 'run';
+        const state = runState(ix, this.active.has(n.dir));
+        item.description = `${parent}${state === 'stopped' ? 'stopped · ' : ''}${m?.kind ?? '?'}${m?.from ? ` · ${m.from}` : ''} · ${steps} ${m?.kind === 'sample' ? 'batch' : 'step'}${steps === 1 ? '' : m?.kind === 'sample' ? 'es' : 's'} · ${ix.episodes.length} episodes`;
+        item.iconPath = new vscode.ThemeIcon(RUN_ICONS[state ?? 'finished']);
+        item.tooltip = `${n.dir}\n${state ?? 'run'}, created ${m?.created ?? '?'}${m?.backend ? `\nbackend ${m.backend}` : ''}${ix.warnings.length ? `\n${ix.warnings.join('\n')}` : ''}`;
+        // `run.resumable`: a stopped run that Resume Run continues (menus match /^run/ for every run).
+        item.contextValue = state === 'stopped' && resumeRefusal(n.dir) === null ? 'run.resumable' : 'run';
         item.id = n.id;
         return item;
       }
@@ -320,4 +324,74 @@ export class RunTreeProvider implements vscode.TreeDataProvider<Node>, vscode.Di
       }
     }
   }
+}
+
+/** An opened dump file's row: an error icon when it could not be read, a tick only once linted clean. */
+function dumpFileItem(
+  n: Extract<Node, { kind: 'dumpFile' }>,
+  opened: OpenedDump | undefined,
+): vscode.TreeItem {
+  const s = opened?.summary ?? null;
+  const error = opened?.error ?? null;
+  const item = new vscode.TreeItem(
+    path.basename(n.file),
+    s && !error ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None,
+  );
+  const total = s ? s.rules.reduce((a, r) => a + r.findings, 0) : 0;
+  const rejected = s?.rejected?.length ?? 0;
+  item.description = error
+    ? 'could not be read'
+    : s
+      ? `${s.format} · ${s.records} records · ${opened?.linted ? `${total} finding${total === 1 ? '' : 's'}${rejected ? ` · ${rejected} unreadable` : ''}` : 'linting…'}`
+      : 'reading…';
+  item.tooltip = [
+    n.file,
+    `tokenizer: ${opened?.ref.tokenizer ?? s?.tokenizer ?? 'none found'}`,
+    ...(error ? [error] : []),
+    ...(s?.rejections ?? []),
+    ...(s?.notes ?? []),
+  ].join('\n');
+  const icon = error
+    ? 'error'
+    : !s || !opened?.linted
+      ? 'sync~spin'
+      : rejected
+        ? 'error'
+        : total
+          ? 'warning'
+          : 'pass';
+  item.iconPath = new vscode.ThemeIcon(icon);
+  item.contextValue = error ? 'dumpFile.error' : 'dumpFile';
+  item.id = n.id;
+  return item;
+}
+
+/**
+ * A record's row, `sample N` (0-based, as the CLI): an error icon when its line could not be read,
+ * a warning with findings, a tick only when the whole file was linted and it has none.
+ */
+function recordItem(
+  n: Extract<Node, { kind: 'dumpRecord' }>,
+  opened: OpenedDump | undefined,
+): vscode.TreeItem {
+  const s = opened?.summary ?? null;
+  const findings = s?.findingsPerRecord[n.record] ?? 0;
+  const rejected = s?.rejected?.includes(n.record) ?? false;
+  const item = new vscode.TreeItem(`sample ${n.record}`, vscode.TreeItemCollapsibleState.None);
+  const [description, icon, color] = rejected
+    ? ['could not be read', 'error', 'problemsErrorIcon.foreground']
+    : findings
+      ? [`${findings} finding${findings === 1 ? '' : 's'}`, 'warning', 'problemsWarningIcon.foreground']
+      : opened?.linted
+        ? ['no findings', 'pass', 'testing.iconPassed']
+        : ['not linted yet', 'circle-outline', 'descriptionForeground'];
+  item.description = description;
+  item.iconPath = new vscode.ThemeIcon(icon, new vscode.ThemeColor(color));
+  if (rejected && s)
+    item.tooltip = rejectionOf(s, n.record) ?? `line ${n.record + 1} is not a record of the file's format`;
+  item.accessibilityInformation = { label: `sample ${n.record}, ${description}` };
+  if (!rejected)
+    item.command = { command: 'episodeLab.openRecord', title: 'Open in the inspector', arguments: [n] };
+  item.id = n.id;
+  return item;
 }

@@ -25,6 +25,7 @@ import { SCRIPTED_POLICIES, TASK_SPLITS } from '../core/gym/names.js';
 import { type TrajectoryJSON, TrajectoryJSONSchema } from '../core/gym/trajectory-json.js';
 import { CallRowSchema } from '../core/rl/call-row.js';
 import { MAX_SEED } from '../core/rl/config.js';
+import { CreditSchema } from '../core/rl/credit.js';
 import { MASK_BUGS } from '../core/rl/mask-bugs.js';
 import {
   anyText,
@@ -46,6 +47,8 @@ import {
   text,
 } from '../core/schema.js';
 
+export type { Credit, Estimator } from '../core/rl/credit.js';
+export { CreditSchema, ESTIMATORS } from '../core/rl/credit.js';
 export type { Result };
 export { DumpFileSummarySchema, DumpViewSchema, MAX_PATH };
 
@@ -286,10 +289,17 @@ export const JOBS = {
       /** RLConfig keys plus `steps` and `from`: the trainer validates them with `readTrainConfig`. */
       config: loose({}),
       name: v.optional(RunName),
+      /** The advantage estimator and critic; none: outcome GRPO without a critic. */
+      credit: v.optional(CreditSchema),
     },
     RunResultSchema,
     'steps',
   ),
+  /**
+   * Continue a stopped training run from its last committed step, to its own step count, with the
+   * config it was started with: what `episode-lab train --resume RUNDIR` does.
+   */
+  resume: long({ runDir: Folder }, RunResultSchema, 'steps'),
   recipe: long(
     {
       runsDir: Folder,

@@ -304,6 +304,14 @@ const NullableNumbers = v.custom<(number | null)[]>(
   'expected numbers or null',
 );
 
+/**
+ * Where a run stands: `running` while a job of this window writes it; `finished` once its
+ * summary.json is written; `stopped` for a training run with neither (cancelled or killed before its
+ * last step: it can be resumed, or it is being written by a process outside this window).
+ */
+export const RUN_STATES = ['running', 'stopped', 'finished'] as const;
+export type RunState = (typeof RUN_STATES)[number];
+
 /** One training curve's data: a run's per-step statistics. */
 const RunSeriesSchema = v.pipe(
   strict({
@@ -323,6 +331,8 @@ const RunSeriesSchema = v.pipe(
     metrics: v.record(v.string(), NullableNumbers),
     /** The held-out result of a finished run (summary.json), by metric; null when not evaluated. */
     heldout: v.optional(v.nullable(v.record(v.string(), finite()))),
+    /** Where the run stands (see RUN_STATES); absent when the host does not know. */
+    state: v.optional(oneOf(RUN_STATES)),
   }),
   v.check(
     (r) => Object.values(r.metrics).every((m) => m.length === r.steps.length),

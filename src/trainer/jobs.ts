@@ -11,20 +11,23 @@ import * as path from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
 import { makeTasks } from '../core/gym/tasks.js';
 import { buildTokenizer } from '../core/gym/tokenizer.js';
+import { resolveCheckpoint } from '../core/paths.js';
 import { runRecipe } from '../core/recipes/index.js';
 import type { RLConfig } from '../core/rl/config.js';
 import { maskCheck } from '../core/rl/mask-check.js';
-import { readEpisodes, stepLabel } from '../core/runs/run-files.js';
+import { resumeRefusal } from '../core/runs/resumable.js';
+import { readEpisodes, readMeta, stepLabel } from '../core/runs/run-files.js';
 import { runTable } from '../core/runs/run-table.js';
 import { sampleModelRun } from '../core/runs/sample-model.js';
 import { sampleScriptedRun } from '../core/runs/sample-scripted.js';
 import { stepProgress } from '../core/runs/step-line.js';
 import { readTrainConfig } from '../core/runs/train-config.js';
-import { freshRunDir, trainRun } from '../core/runs/train-run.js';
+import { freshRunDir, type TrainRunOptions, trainRun } from '../core/runs/train-run.js';
 import type { BackendInfo } from '../core/tf/backend.js';
 import type { JOBS, JobKind, JobOf, JobResults } from '../protocol/trainer.js';
 import { policyLabel } from '../protocol/webview.js';
 import { creditTableJob, evalContextJob, loadModel, rerunJob, runConfig } from './analysis-jobs.js';
+import { creditHooks } from './credit-train.js';
 import { dumpOpen, dumpSample } from './dump-jobs.js';
 
 /** What every job's handler gets. */
@@ -149,8 +152,25 @@ export const jobs: JobRegistry = {
   async train(job, ctx) {
     const { steps, from, cfg } = readTrainConfig(job.config, 'config');
     const runDir = path.join(job.runsDir, job.name ?? path.basename(freshRunDir(job.runsDir, 'train')));
+    // Inputs are checked before the critic's warm-up (minutes) starts.
+    resolveCheckpoint(from);
     ctx.log(`training ${runDir} for ${steps} steps from ${from} on ${ctx.backend.detail}`);
-    return runTraining(ctx, runDir, cfg, steps, from);
+    const hooks = creditHooks(job.credit, cfg, from, tok, (line) => ctx.log(line));
+    return runTraining(ctx, runDir, cfg, steps, from, {
+      ...hooks,
+      meta: job.credit ? { credit: job.credit } : undefined,
+    });
+  },
+  async resume(job, ctx) {
+    const refusal = resumeRefusal(job.runDir);
+    if (refusal) throw new Error(refusal);
+    const meta = readMeta(job.runDir);
+    const { steps, cfg } = readTrainConfig(meta.config, `${path.basename(job.runDir)}/config.json`);
+    ctx.log(`resuming ${job.runDir} to ${steps} steps on ${ctx.backend.detail}`);
+    return runTraining(ctx, job.runDir, cfg, steps, meta.from ?? 'base', {
+      resume: true,
+      log: (line) => ctx.log(line),
+    });
   },
   async dumpOpen(job, ctx) {
     return dumpOpen(job, {
@@ -197,9 +217,11 @@ async function runTraining(
   cfg: RLConfig,
   steps: number,
   from: string,
+  more: Partial<TrainRunOptions> = {},
 ): Promise<JobResults['train']> {
   let announced = false;
   const res = await trainRun({
+    ...more,
     runDir,
     cfg,
     steps,

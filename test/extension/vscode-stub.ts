@@ -96,6 +96,26 @@ export const state = {
   written: new Map<string, string>(),
   config: {} as Record<string, unknown>,
   workspaceFolder: null as string | null,
+  /**
+   * The user's answers to quick picks, in order: each picks the first item whose label starts with
+   * the string (undefined: the user pressed Escape). The pick's title is recorded in `asked`.
+   */
+  picks: [] as (string | undefined)[],
+  /** The user's answers to input boxes, in order (null: accept the box's value; undefined: Escape). */
+  inputs: [] as (string | null | undefined)[],
+  /** Titles of the quick picks and input boxes shown, in order. */
+  asked: [] as string[],
+  /** Buttons chosen on messages, in order (undefined: dismissed). */
+  buttons: [] as (string | undefined)[],
+  /** Commands run through vscode.commands.executeCommand, with their arguments. */
+  executed: [] as { id: string; args: unknown[] }[],
+};
+
+export const commands = {
+  async executeCommand(id: string, ...args: unknown[]) {
+    state.executed.push({ id, args });
+    return undefined;
+  },
 };
 
 export const ViewColumn = { Active: -1, Beside: -2, One: 1, Two: 2 };
@@ -132,9 +152,30 @@ export const window = {
     p.focus(); // a new panel takes focus
     return p;
   },
-  async showInformationMessage(m: string) {
+  async showInformationMessage(m: string, ...items: string[]) {
     state.info.push(m);
-    return undefined;
+    return items.length ? state.buttons.shift() : undefined;
+  },
+  async showQuickPick<T extends { label: string }>(
+    items: readonly T[] | Promise<readonly T[]>,
+    o?: { title?: string },
+  ) {
+    state.asked.push(o?.title ?? '');
+    const answer = state.picks.shift();
+    if (answer === undefined) return undefined;
+    const list = await items;
+    const item = list.find((i) => i.label.startsWith(answer));
+    if (!item) throw new Error(`no item "${answer}" in ${o?.title}: ${list.map((i) => i.label).join(' | ')}`);
+    return item;
+  },
+  async showInputBox(o?: { title?: string; value?: string; validateInput?: (v: string) => string | null }) {
+    state.asked.push(o?.title ?? '');
+    const answer = state.inputs.shift();
+    if (answer === undefined) return undefined;
+    const value = answer ?? o?.value ?? '';
+    const invalid = o?.validateInput?.(value);
+    if (invalid) throw new Error(`input "${value}" for ${o?.title} is invalid: ${invalid}`);
+    return value;
   },
   async showErrorMessage(m: string) {
     state.errors.push(m);
@@ -196,4 +237,9 @@ export function resetStub(): void {
   state.written.clear();
   state.config = {};
   state.workspaceFolder = null;
+  state.picks.length = 0;
+  state.inputs.length = 0;
+  state.asked.length = 0;
+  state.buttons.length = 0;
+  state.executed.length = 0;
 }

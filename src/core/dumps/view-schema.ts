@@ -75,6 +75,8 @@ export const DumpFileSummarySchema = strict({
   ),
   /** Lines that are not records of the format, described (the first 20). */
   rejections: list(anyText(10_000), 0, 100),
+  /** The records (0-based lines) that are not records of the format, ascending (none known before the whole file is linted). */
+  rejected: v.optional(numbers(10_000_000)),
   tokenizer: v.nullable(anyText(MAX_PATH)),
   /** How owners were found: from the file, the template's markers, or the mask alone. */
   ownerSources: list(text(20), 0, 8),

@@ -57,6 +57,7 @@ export function fileSummary(
       from: RULES[id].from,
       records: [...byRule.get(id)!.samples].sort((a, b) => a - b).slice(0, 100_000),
     })),
+    rejected: [...new Set(lint.rejections.map((r) => r.record))].sort((a, b) => a - b),
     rejections: lint.rejections
       .slice(0, 20)
       .map((r) => `line ${r.record + 1}: ${r.field}: expected ${r.expected}, found ${r.found}`),

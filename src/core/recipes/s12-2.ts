@@ -49,7 +49,8 @@ export function creditOfEpisode(
 export const recipe122: Recipe = {
   name: '12.2',
   section: '12.2',
-  title: 'Credit assignment across calls: outcome GRPO vs token-level GAE vs turn-level GAE, step cost 0.05',
+  title:
+    'Credit assignment across calls: three arms (outcome GRPO, token-level GAE, turn-level GAE) under step cost 0.05; each GAE arm starts from a copy of one critic warmed up on 480 base episodes',
   mechanism:
     'outcome GRPO with the 0.05 step cost drops the useless test calls; per-call TD errors of figure 12.1',
   trains: true,

@@ -1,0 +1,336 @@
+/**
+ * The commands of the palette and the run explorer against the stand-in `vscode` and a fake trainer:
+ * the jobs they start from the user's answers, and what they tell the user.
+ */
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { before, beforeEach, describe, it } from 'node:test';
+import type * as vscode from 'vscode';
+import type { DumpFileSummary } from '../../src/core/dumps/view.js';
+import { appendHistory, createRun, writeSummary } from '../../src/core/runs/run-files.js';
+import { retrainEnd, retrainStart } from '../../src/extension/retrain-notice.js';
+import { runState } from '../../src/extension/run-state.js';
+import type { RunningJob } from '../../src/extension/trainer-client.js';
+import type { Job, JobKind, JobOf, JobResults } from '../../src/protocol/trainer.js';
+import { installVscodeStub, resetStub, state, Uri } from './vscode-stub.js';
+
+installVscodeStub();
+
+let Commands: typeof import('../../src/extension/commands.js').Commands;
+let RunTreeProvider: typeof import('../../src/extension/run-tree.js').RunTreeProvider;
+let Dashboard: typeof import('../../src/extension/dashboard.js').Dashboard;
+
+before(async () => {
+  ({ Commands } = await import('../../src/extension/commands.js'));
+  ({ RunTreeProvider } = await import('../../src/extension/run-tree.js'));
+  ({ Dashboard } = await import('../../src/extension/dashboard.js'));
+});
+
+/** The stub's stand-in for an object of type T: it implements only what the code under test uses. */
+function standIn<T>(stub: object): T {
+  return stub as T;
+}
+
+/** A run-writing job's answer: `steps` steps done, complete or not. */
+const runResult = (runDir: string, steps: number, complete: boolean) => ({
+  runDir,
+  steps,
+  episodes: steps * 160,
+  complete,
+});
+
+/** The commands over a trainer that records each job and answers it with `answer` (or fails). */
+function setup(answer: (job: Job) => JobResults[JobKind] | Error = () => new Error('no job here')) {
+  const started: Job[] = [];
+  const trainer = {
+    backend: 'cpu (fake)',
+    recipes: [],
+    async ensureStarted() {},
+    async start<K extends JobKind>(job: JobOf<K>): Promise<RunningJob<K>> {
+      started.push(job);
+      const a = answer(job);
+      const result = a instanceof Error ? Promise.reject(a) : Promise.resolve(a as JobResults[K]);
+      result.catch(() => {});
+      return { id: `job-${started.length}`, result };
+    },
+    cancel() {},
+    cancellable: () => [],
+  };
+  const tree = new RunTreeProvider(() => Commands.runsRoot());
+  const shown: string[][] = [];
+  const dashboard = new Dashboard(standIn<vscode.Uri>(Uri.file('/ext')), tree, () => {});
+  dashboard.show = (dirs: string[]) => void shown.push(dirs);
+  const cmds = new Commands(
+    standIn(trainer),
+    tree,
+    standIn({ reveal: async () => {} }),
+    { isOpen: false, show: () => {}, showDump: async () => {} },
+    dashboard,
+    standIn({ appendLine: () => {} }),
+    { show: () => {} },
+  );
+  return { cmds, started, tree, shown };
+}
+
+const FORM = ['Train with the default', '6', 'pass or fail', 'token_mean', 'full history'];
+
+describe('Train Agent', () => {
+  beforeEach(() => {
+    resetStub();
+    state.workspaceFolder = fs.mkdtempSync(path.join(os.tmpdir(), 'el-cmd-'));
+  });
+
+  it('asks for the advantage estimator and starts turn-level GAE with a critic and the chapter’s defaults', async () => {
+    const { cmds, started } = setup(() => runResult('/r/train-1', 40, true));
+    state.inputs.push(null, '3');
+    state.picks.push(...FORM, 'turn-level GAE');
+    await cmds.trainAgent();
+    assert.ok(state.asked.includes('Advantage estimator (section 12.2)'));
+    assert.equal(started.length, 1);
+    const job = started[0] as JobOf<'train'>;
+    assert.equal(job.kind, 'train');
+    assert.deepEqual(job.credit, { estimator: 'turn', critic: true, lam: 0.95, warmupSteps: 60 });
+    assert.equal(job.config.steps, 40);
+    assert.equal(job.config.seed, 3);
+    assert.ok(!state.asked.includes('Critic'), 'a GAE estimator always has a critic: no question');
+  });
+
+  it('outcome GRPO asks whether to train a critic beside it', async () => {
+    for (const [answer, critic] of [
+      ['train a critic', true],
+      ['no critic', false],
+    ] as const) {
+      const { cmds, started } = setup(() => runResult('/r/train-1', 40, true));
+      state.inputs.push(null, null);
+      state.picks.push(...FORM, 'outcome (GRPO)', answer);
+      await cmds.trainAgent();
+      assert.deepEqual((started[0] as JobOf<'train'>).credit, {
+        estimator: 'outcome',
+        critic,
+        lam: 0.95,
+        warmupSteps: 60,
+      });
+    }
+  });
+
+  it('escape at the estimator starts nothing', async () => {
+    const { cmds, started } = setup();
+    state.inputs.push(null, null);
+    state.picks.push(...FORM, undefined);
+    await cmds.trainAgent();
+    assert.equal(started.length, 0);
+  });
+});
+
+/** A training run folder of `own` steps with `done` committed, finished or not; extra meta keys. */
+function makeRun(
+  name: string,
+  own: number,
+  done: number,
+  finished: boolean,
+  extra: Partial<Parameters<typeof createRun>[1]> & Record<string, unknown> = {},
+): string {
+  const dir = path.join(Commands.runsRoot() ?? '', name);
+  createRun(dir, { kind: 'train', name, config: { steps: own, seed: 0 }, from: 'base', ...extra });
+  for (let step = 0; step < done; step++) appendHistory(dir, { step, episodes: 160 });
+  if (finished) writeSummary(dir, { steps: own });
+  return dir;
+}
+
+describe('Resume Run', () => {
+  beforeEach(() => {
+    resetStub();
+    state.workspaceFolder = fs.mkdtempSync(path.join(os.tmpdir(), 'el-resume-'));
+  });
+
+  it('resumes a stopped run from its explorer node: the trainer’s resume job on that folder', async () => {
+    const dir = makeRun('train-a', 40, 12, false);
+    const { cmds, started, tree, shown } = setup(() => runResult(dir, 28, true));
+    await tree.refresh();
+    await cmds.resumeRun(tree.runNode(dir));
+    assert.deepEqual(started, [{ kind: 'resume', runDir: dir }]);
+    assert.deepEqual(shown[0], [dir], 'the dashboard shows the resumed run');
+    assert.ok(state.info.some((m) => m.includes('train-a resumed and finished: 28 more steps')));
+  });
+
+  it('refuses a finished run, a recipe’s arm and a run with a critic, saying why, and starts nothing', async () => {
+    const finished = makeRun('done', 4, 4, true);
+    const arm = makeRun('recipe-12.3/default', 40, 3, false, { recipe: '12.3', arm: 'default' });
+    const critic = makeRun('critic', 40, 3, false, {
+      credit: { estimator: 'turn', critic: true, lam: 0.95, warmupSteps: 60 },
+    });
+    const { cmds, started } = setup();
+    for (const dir of [finished, arm, critic]) await cmds.resumeRun(dir);
+    assert.equal(started.length, 0);
+    assert.match(state.errors[0], /done already finished its 4 steps/);
+    assert.match(state.errors[1], /an arm of recipe 12\.3/);
+    assert.match(state.errors[2], /trains a critic/);
+  });
+
+  it('from the palette: picks among the stopped runs only', async () => {
+    const stopped = makeRun('stopped', 40, 5, false);
+    makeRun('finished', 2, 2, true);
+    const { cmds, started } = setup(() => runResult(stopped, 35, true));
+    state.picks.push('stopped');
+    await cmds.resumeRun();
+    assert.deepEqual(started, [{ kind: 'resume', runDir: stopped }]);
+    const { cmds: none } = setup();
+    fs.rmSync(stopped, { recursive: true });
+    await none.resumeRun();
+    assert.ok(state.info.includes('Episode Lab: no stopped training run to resume.'));
+  });
+
+  it('a cancelled training offers Resume (no CLI command line); choosing it resumes the run', async () => {
+    const dir = makeRun('train-b', 40, 3, false);
+    const { cmds, started } = setup((job) =>
+      job.kind === 'train' ? runResult(dir, 3, false) : runResult(dir, 37, true),
+    );
+    state.inputs.push(null, null);
+    state.picks.push(...FORM, 'outcome (GRPO)', 'no critic');
+    state.buttons.push('Resume');
+    await cmds.trainAgent();
+    const stoppedNotice = state.info.find((m) => m.includes('stopped cleanly after 3 steps'));
+    assert.ok(stoppedNotice);
+    assert.doesNotMatch(stoppedNotice, /episode-lab train/);
+    await new Promise((r) => setTimeout(r, 20));
+    assert.deepEqual(
+      started.map((j) => j.kind),
+      ['train', 'resume'],
+    );
+  });
+
+  it('the explorer marks a stopped run, offers Resume on it, and not on a finished one', async () => {
+    const stopped = makeRun('s', 40, 5, false);
+    const finished = makeRun('f', 2, 2, true);
+    const { tree } = setup();
+    await tree.refresh();
+    const item = (dir: string) => tree.getTreeItem(tree.runNode(dir));
+    assert.equal(item(stopped).contextValue, 'run.resumable');
+    assert.match(String(item(stopped).description), /^stopped · train/);
+    assert.equal(item(finished).contextValue, 'run');
+    assert.doesNotMatch(String(item(finished).description), /stopped/);
+    tree.setActive(stopped, true);
+    assert.equal(item(stopped).contextValue, 'run', 'a run being written is not offered Resume');
+  });
+});
+
+describe('run states and retrain notices', () => {
+  it('running while active, finished with a summary, stopped for a training run without one', () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'el-state-'));
+    const dir = path.join(root, 'r');
+    createRun(dir, { kind: 'train', name: 'r', config: { steps: 3 } });
+    const meta = { kind: 'train' as const };
+    assert.equal(runState({ dir, meta: standIn(meta) }, true), 'running');
+    assert.equal(runState({ dir, meta: standIn(meta) }, false), 'stopped');
+    assert.equal(runState({ dir, meta: standIn({ kind: 'sample' }) }, false), null);
+    writeSummary(dir, {});
+    assert.equal(runState({ dir, meta: standIn(meta) }, false), 'finished');
+  });
+
+  it('a retraining says it starts from the base model with the run’s config, and how it ended', () => {
+    assert.equal(
+      retrainStart('keep_obs=1', 20, '/w/runs/train-x'),
+      'retraining under keep_obs=1 for 20 steps from the base model (not this run’s policy), with train-x’s config',
+    );
+    assert.match(retrainStart('full', 1, null), /for 1 step from the base model .* with the default config$/);
+    assert.equal(
+      retrainEnd('keep_obs=1', { runDir: '/w/runs/retrain-k', steps: 4, episodes: 640, complete: false }),
+      'retraining under keep_obs=1 stopped after 4 steps: retrain-k (Resume Run continues it)',
+    );
+    assert.match(
+      retrainEnd('keep_obs=1', { runDir: '/r/x', steps: 20, episodes: 1, complete: true }),
+      /finished after 20 steps: x$/,
+    );
+  });
+});
+
+/** A dump file's summary: 4 records, record 1 with 2 findings, record 3 cut mid-line (when linted). */
+function dumpSummary(linted: boolean): DumpFileSummary {
+  return {
+    file: '/data/cut.jsonl',
+    format: 'nemo-rl',
+    records: 4,
+    offsets: [0, 10, 20, 30],
+    lengths: [9, 9, 9, 5],
+    findingsPerRecord: linted ? [0, 2, 0, 0] : [0, 0, 0, 0],
+    rules: linted
+      ? [{ rule: 'mask-on-tool', findings: 2, samples: 1, summary: 's', from: 'f', records: [1] }]
+      : [],
+    rejections: linted ? ['line 4: (record): expected a JSON object, found an incomplete line'] : [],
+    rejected: linted ? [3] : [],
+    tokenizer: null,
+    ownerSources: [],
+    notes: [],
+    cancelled: false,
+  };
+}
+
+describe('opened dump files in the run explorer', () => {
+  beforeEach(() => resetStub());
+
+  const item = (tree: InstanceType<typeof RunTreeProvider>, n: Parameters<typeof tree.getTreeItem>[0]) =>
+    tree.getTreeItem(n) as {
+      label: string;
+      description?: string;
+      contextValue?: string;
+      command?: unknown;
+      tooltip?: string;
+      iconPath: { id: string };
+    };
+
+  it('numbers samples from 0, marks an unreadable line as such (never a tick), and ticks only after the lint', async () => {
+    const { cmds, tree } = setup((job) =>
+      job.kind === 'dumpOpen' ? dumpSummary(job.lint) : new Error('no sample here'),
+    );
+    const file = '/data/cut.jsonl';
+    tree.dumps.open({ file, tokenizer: null }).summary = dumpSummary(false);
+    const before = tree.getChildren(tree.dumpNode(file)).map((n) => item(tree, n));
+    assert.deepEqual(
+      before.map((i) => [i.label, i.description, i.iconPath.id]),
+      [0, 1, 2, 3].map((r) => [`sample ${r}`, 'not linted yet', 'circle-outline']),
+    );
+    await cmds.openDumpFile(standIn(Uri.file(file)));
+    const rows = tree.getChildren(tree.dumpNode(file)).map((n) => item(tree, n));
+    assert.deepEqual(
+      rows.map((i) => [i.label, i.description, i.iconPath.id]),
+      [
+        ['sample 0', 'no findings', 'pass'],
+        ['sample 1', '2 findings', 'warning'],
+        ['sample 2', 'no findings', 'pass'],
+        ['sample 3', 'could not be read', 'error'],
+      ],
+    );
+    assert.equal(rows[3].command, undefined, 'an unreadable line opens nothing');
+    assert.match(String(rows[3].tooltip), /^line 4: .*incomplete line/);
+    const fileRow = item(tree, tree.dumpNode(file));
+    assert.equal(fileRow.iconPath.id, 'error', 'a file with an unreadable line is not ticked');
+    assert.match(String(fileRow.description), /2 findings · 1 unreadable/);
+  });
+
+  it('lists the files in their own group after the runs, and Close removes one, even one that could not be read', async () => {
+    state.workspaceFolder = fs.mkdtempSync(path.join(os.tmpdir(), 'el-dumps-'));
+    const run = makeRun('train-z', 4, 1, false);
+    const { cmds, tree } = setup(() => new Error('not a dump file'));
+    await cmds.openDumpFile(standIn(Uri.file('/data/bad.jsonl')));
+    await tree.refresh();
+    const roots = tree.getChildren();
+    assert.deepEqual(
+      roots.map((n) => n.kind),
+      ['run', 'dumpGroup'],
+    );
+    assert.equal((roots[0] as { dir: string }).dir, run);
+    const bad = tree.getChildren(roots[1])[0];
+    const row = item(tree, bad);
+    assert.equal(row.iconPath.id, 'error');
+    assert.equal(row.description, 'could not be read');
+    assert.equal(row.contextValue, 'dumpFile.error');
+    await cmds.closeDumpFile(bad);
+    assert.deepEqual(
+      tree.getChildren().map((n) => n.kind),
+      ['run'],
+      'the group goes with its last file',
+    );
+  });
+});

@@ -113,7 +113,7 @@ export const recipe122: Recipe = {
     const figures: Figure[] = [];
     for (const t of trained.slice(1))
       notes.push(
-        `${t.arm.name}: critic explained variance, steps ${last}-${ctx.steps - 1}: ${windowMean(t.history, 'explained_variance' as never, last, ctx.steps).toFixed(3)}`,
+        `${t.arm.name}: critic explained variance, steps ${last}-${ctx.steps - 1}: ${windowMean(t.history, 'explained_variance', last, ctx.steps).toFixed(3)}`,
       );
     // Figure 12.1: one held-out episode of the turn-GAE policy, read by its own critic.
     const turnRun = trained.find((t) => t.arm.name === 'turn GAE');

@@ -22,7 +22,7 @@ import { DUMP_FORMATS } from '../core/dumps/formats/index.js';
 import { DumpFileSummarySchema, DumpViewSchema } from '../core/dumps/view-schema.js';
 import { OWNER_NAMES } from '../core/gym/episode.js';
 import { SCRIPTED_POLICIES, TASK_SPLITS } from '../core/gym/names.js';
-import { type TrajectoryJSON, TrajectoryJSONSchema } from '../core/gym/trajectory-json.js';
+import { TrajectoryJSONSchema } from '../core/gym/trajectory-json.js';
 import { CallRowSchema } from '../core/rl/call-row.js';
 import { MAX_SEED } from '../core/rl/config.js';
 import { CreditSchema } from '../core/rl/credit.js';
@@ -85,7 +85,7 @@ const Unit = v.pipe(
  * `task.id` and the info counts, and keeps the other keys; the core reads what it accepts as a
  * TrajectoryJSON (as `parseTrajectoryJSON` does), and so does this protocol, here and only here.
  */
-const Episode = TrajectoryJSONSchema as unknown as v.GenericSchema<unknown, TrajectoryJSON>;
+const Episode = TrajectoryJSONSchema;
 
 // ---------------------------------------------------------------------------------------------
 // Results

@@ -95,7 +95,7 @@ function outcomeOf(ep: TrajectoryJSON, given: number | null): number | null {
 /** Per-call credit of one episode (figure 12.1). */
 export function creditTableJob(job: JobOf<'creditTable'>, tok: Tokenizer): CreditResult {
   const ep = job.episode;
-  const traj = fromTrajectoryJSON(ep);
+  const traj = gymTrajectory(ep);
   const cfg = runConfig(job.runDir);
   const { gamma, lam } = creditParams(job.runDir, job);
   const mask = [ep.actionMask];
@@ -184,7 +184,15 @@ export function creditTableJob(job: JobOf<'creditTable'>, tok: Tokenizer): Credi
 export function episodeTask(ep: TrajectoryJSON): Task {
   const orig = makeTasks('all').find((t) => t.id === ep.task.id);
   if (!orig) throw new Error(`task ${ep.task.id} is not a task of this gym version`);
-  return { ...orig, fname: ep.task.fname, source: ep.task.source, issue: ep.task.issue };
+  const { fname, source, issue } = gymTrajectory(ep).task;
+  return { ...orig, fname, source, issue };
+}
+
+/** The episode as a Trajectory of the BugFix gym; throws (failing the job) with why it is not one. */
+function gymTrajectory(ep: TrajectoryJSON): Trajectory {
+  const r = fromTrajectoryJSON(ep);
+  if (!r.ok) throw new Error(`this analysis needs an episode of the BugFix gym: ${r.error}`);
+  return r.value;
 }
 
 const round4 = (s: Record<string, number>): Stats =>

@@ -6,7 +6,9 @@ import * as v from 'valibot';
 import { num, parseOrThrow, show, strict } from '../schema.js';
 
 /** How an episode ended. `invalid` is used by EarlyStopEnv. */
-export type StopReason = 'submitted' | 'max_turns' | 'truncated' | 'invalid';
+/** How an episode ended. */
+export const STOP_REASONS = ['submitted', 'max_turns', 'truncated', 'invalid'] as const;
+export type StopReason = (typeof STOP_REASONS)[number];
 
 /** What an episode reports when it ends (keys as in the chapter, since they are data). */
 export interface EpisodeInfo {

@@ -18,31 +18,28 @@
  * }
  */
 import * as v from 'valibot';
-import { bool, finite, int, loose, numbers, parse, type Result, show, strings, text } from '../schema.js';
+import {
+  bool,
+  finite,
+  int,
+  loose,
+  numbers,
+  oneOf,
+  parse,
+  type Result,
+  show,
+  strings,
+  text,
+} from '../schema.js';
 import type { Trajectory } from './episode.js';
-import type { EpisodeInfo } from './rewards.js';
+import { OPS } from './grammar.js';
+import { STOP_REASONS } from './rewards.js';
 import type { Tokenizer } from './tokenizer.js';
 
 export const TRAJECTORY_JSON_VERSION = 1;
 
-export interface TrajectoryJSON {
-  v: number;
-  task: Trajectory['task'];
-  tokens: string[];
-  ids: number[];
-  owner: number[];
-  turn: number[];
-  actionMask: number[];
-  logps: number[];
-  reward: number;
-  info: EpisodeInfo;
-  advantages?: number[];
-  values?: number[];
-  curLogps?: number[];
-  step?: number;
-  index?: number;
-  group?: number;
-}
+/** A trajectory as the schema reads it: what `toTrajectoryJSON` writes, other tools' files as they are. */
+export type TrajectoryJSON = v.InferOutput<typeof TrajectoryJSONSchema>;
 
 export type TrajectoryExtras = Pick<
   TrajectoryJSON,
@@ -65,7 +62,7 @@ export function toTrajectoryJSON(
     actionMask: t.actionMask,
     logps: round(t.logps),
     reward: t.reward,
-    info: t.info,
+    info: { ...t.info },
   };
   if (extras.advantages) out.advantages = round(extras.advantages);
   if (extras.values) out.values = round(extras.values);
@@ -77,8 +74,6 @@ export function toTrajectoryJSON(
 /** The longest episode a trajectory may describe (TinyAgent's is 256 tokens; imported ones run longer). */
 export const MAX_TRAJECTORY_TOKENS = 1_000_000;
 
-const INFO_NUMBERS = ['n_invalid', 'n_turns', 'reads', 'tests', 'edits'] as const;
-
 /** The trajectory JSON form: the shapes of the arrays are checked against each other. */
 export const TrajectoryJSONSchema = v.pipe(
   loose({
@@ -86,7 +81,14 @@ export const TrajectoryJSONSchema = v.pipe(
       TRAJECTORY_JSON_VERSION,
       (i) => `expected version ${TRAJECTORY_JSON_VERSION} (what this reader knows), got ${show(i.input)}`,
     ),
-    task: loose({ id: text(200) }),
+    task: loose({
+      id: text(200),
+      fname: v.optional(v.string()),
+      issue: v.optional(v.string()),
+      source: v.optional(v.string()),
+      kind: v.optional(v.string()),
+      template: v.optional(v.string()),
+    }),
     tokens: strings(MAX_TRAJECTORY_TOKENS),
     ids: numbers(MAX_TRAJECTORY_TOKENS),
     owner: numbers(MAX_TRAJECTORY_TOKENS),
@@ -98,7 +100,14 @@ export const TrajectoryJSONSchema = v.pipe(
       submitted: bool(),
       hidden_pass: bool(),
       stop: text(40),
-      ...Object.fromEntries(INFO_NUMBERS.map((k) => [k, finite()])),
+      n_invalid: finite(),
+      n_turns: finite(),
+      reads: finite(),
+      tests: finite(),
+      edits: finite(),
+      edit_op: v.optional(v.nullable(v.string())),
+      task_id: v.optional(v.string()),
+      single_turn: v.optional(v.boolean()),
     }),
     advantages: v.optional(numbers(MAX_TRAJECTORY_TOKENS)),
     values: v.optional(numbers(MAX_TRAJECTORY_TOKENS)),
@@ -133,7 +142,7 @@ export const TrajectoryJSONSchema = v.pipe(
 
 /** Check a parsed JSON value is a trajectory; the result names the wrong field. Never throws. */
 export function parseTrajectoryJSON(x: unknown, where = 'trajectory'): Result<TrajectoryJSON> {
-  return parse(TrajectoryJSONSchema, x, where) as Result<TrajectoryJSON>;
+  return parse(TrajectoryJSONSchema, x, where);
 }
 
 /** Check a parsed JSON value is a trajectory; throws `not a trajectory: <which field is wrong>`. */
@@ -143,16 +152,50 @@ export function validateTrajectoryJSON(x: unknown): TrajectoryJSON {
   return r.value;
 }
 
-/** Back from JSON to a Trajectory (the extras stay in the JSON). */
-export function fromTrajectoryJSON(j: TrajectoryJSON): Trajectory {
+/** What an episode of the BugFix gym carries beyond the trajectory form: the whole task and info. */
+const GymEpisodeSchema = v.object({
+  task: loose({
+    id: text(200),
+    fname: v.string(),
+    issue: v.string(),
+    source: v.string(),
+    kind: oneOf(OPS),
+    template: v.string(),
+  }),
+  info: loose({
+    submitted: bool(),
+    hidden_pass: bool(),
+    stop: oneOf(STOP_REASONS),
+    n_invalid: finite(),
+    n_turns: finite(),
+    reads: finite(),
+    tests: finite(),
+    edits: finite(),
+    edit_op: v.nullable(v.string()),
+    task_id: v.string(),
+    single_turn: bool(),
+  }),
+});
+
+/**
+ * Back from JSON to a Trajectory of the BugFix gym (the extras stay in the JSON), or why it is not
+ * one (a task or info field the gym writes is missing: another tool's episode).
+ */
+export function fromTrajectoryJSON(j: TrajectoryJSON): Result<Trajectory> {
+  const gym = parse(GymEpisodeSchema, { task: j.task, info: j.info }, 'episode');
+  if (!gym.ok) return gym;
+  const { task, info } = gym.value;
   return {
-    ids: j.ids,
-    owner: j.owner,
-    turn: j.turn,
-    actionMask: j.actionMask,
-    logps: j.logps,
-    reward: j.reward,
-    info: j.info,
-    task: j.task,
+    ok: true,
+    value: {
+      ids: j.ids,
+      owner: j.owner,
+      turn: j.turn,
+      actionMask: j.actionMask,
+      logps: j.logps,
+      reward: j.reward,
+      info,
+      task,
+    },
   };
 }

@@ -15,7 +15,7 @@ import { flatWeights, unpackParameters } from '../model/flat-params.js';
 import type { TinyAgent } from '../model/tinyagent.js';
 import { fastKernelsActive } from '../tf/fast-kernels.js';
 import { closeComputeWorkers, computeWorkers } from '../tf/workers.js';
-import type { GradJob, GradReply } from './grad-protocol.js';
+import type { GradReply } from './grad-protocol.js';
 import { type PgOptions, type PgResult, type PgRows, pgGradients } from './policy-gradient.js';
 
 /**

@@ -21,6 +21,7 @@ import {
   readRecordAt,
   sampleView,
 } from '../core/dumps/index.js';
+import { mismatchLane } from '../core/dumps/mismatch-lane.js';
 import type { JobOf } from '../protocol/trainer.js';
 
 const tokenizers = new Map<string, DumpTokenizer>();
@@ -130,7 +131,8 @@ export async function dumpSample(job: JobOf<'dumpSample'>): Promise<{ views: Dum
     const key = (f: Finding) => `${f.rule}:${f.positions.join(',')}`;
     const seen = new Set(findings.map(key));
     const all = [...findings, ...known.filter((f) => !seen.has(key(f)))];
-    return sampleView(s, owners, all, tok);
+    const mismatch = mismatchLane(s, owners.source === 'mask' ? undefined : owners.owner);
+    return { ...sampleView(s, owners, all, tok), mismatch };
   });
   return { views };
 }

@@ -19,6 +19,7 @@ import {
   strings,
   text,
 } from '../schema.js';
+import { MismatchThresholdsSchema, type RULE_FIGURES } from './mismatch.js';
 import { DUMP_FORMATS } from './sample.js';
 
 /** The summary of a linted (or only indexed) file: its byte index and its findings per rule and per record. */
@@ -64,6 +65,48 @@ const NullableNumbers = v.custom<(number | null)[]>(
   'expected numbers or null',
 );
 
+const maybe = v.nullable(finite());
+
+/** The rules that mask single tokens, and those that mask a whole sample (mismatch.ts's RULE_FIGURES). */
+export const TOKEN_RULES = [
+  'tis',
+  'icepop',
+  'dppo',
+] as const satisfies readonly (keyof typeof RULE_FIGURES)[];
+export const SAMPLE_RULES = ['geo_seq', 'veto'] as const satisfies readonly (keyof typeof RULE_FIGURES)[];
+
+/**
+ * A sample's train-inference mismatch (mismatch.ts's definitions): d per token, the tokens each
+ * token-level rule would mask, the sample-level rules that would mask it whole, and each turn's
+ * figures. Positions are token indexes of this sample (0..T-1), turns' in the record's frame.
+ */
+export const MismatchLaneSchema = strict({
+  /** d = trainer − sampler log-prob [T] (nats); null off the loss mask and on placeholders. */
+  d: NullableNumbers,
+  masks: list(strict({ rule: oneOf(TOKEN_RULES), positions: numbers(MAX_TRAJECTORY_TOKENS) }), 0, 3),
+  sampleMasks: list(oneOf(SAMPLE_RULES), 0, 2),
+  geoRatio: maybe,
+  thresholds: MismatchThresholdsSchema,
+  /** Each contiguous run of loss mask 1: [start, end) in the record's frame, its mismatchTurn figures. */
+  turns: list(
+    strict({
+      start: int(0, 1e12),
+      end: int(0, 1e12),
+      tokens: int(0, 1e9),
+      excluded: int(0, 1e9),
+      log_ratio: maybe,
+      geo_ratio: maybe,
+      abs_mean: maybe,
+      abs_max: maybe,
+      abs_max_position: v.nullable(int(0, 1e12)),
+      k3: maybe,
+    }),
+    0,
+    100_000,
+  ),
+});
+export type MismatchLane = v.InferOutput<typeof MismatchLaneSchema>;
+
 /** One sample as the strip shows it: per token [T]. */
 export const DumpViewSchema = strict({
   record: int(0, 1e9),
@@ -97,5 +140,7 @@ export const DumpViewSchema = strict({
   ),
   ownerSource: text(20),
   roles: list(anyText(100), 0, 100_000),
+  /** The mismatch lane, when the sample carries both log-probs. */
+  mismatch: v.optional(v.nullable(MismatchLaneSchema)),
 });
 export type DumpView = v.InferOutput<typeof DumpViewSchema>;

@@ -22,6 +22,8 @@ import {
   sampleView,
 } from '../core/dumps/index.js';
 import { mismatchLane } from '../core/dumps/mismatch-lane.js';
+import { dumpMismatchOf } from '../core/dumps/mismatch-view.js';
+import type { DumpMismatch } from '../core/dumps/view-schema.js';
 import type { JobOf } from '../protocol/trainer.js';
 
 const tokenizers = new Map<string, DumpTokenizer>();
@@ -46,10 +48,8 @@ export interface DumpHooks {
   cancelled(): boolean;
 }
 
-/** Lint and index a dump file; the summary the explorer and the inspector show. */
-export async function dumpOpen(job: JobOf<'dumpOpen'>, hooks: DumpHooks): Promise<DumpFileSummary> {
-  const { tok, error } = tokenizerFor(job.file, job.tokenizer);
-  if (error) throw new Error(`the tokenizer could not be loaded: ${error}`);
+/** Progress in percent, at most every 250 ms, and an abort when the job is cancelled. */
+function percentHooks(hooks: DumpHooks) {
   const abort = new AbortController();
   let last = 0;
   const onProgress = (done: number, total: number) => {
@@ -60,6 +60,24 @@ export async function dumpOpen(job: JobOf<'dumpOpen'>, hooks: DumpHooks): Promis
     const pct = total ? Math.round((100 * done) / total) : 100;
     hooks.progress(pct, 100, `${pct} % read`);
   };
+  return { abort, onProgress };
+}
+
+/** The mismatch of a whole dump file for the file view (a cancelled job returns what was read). */
+export async function dumpMismatch(job: JobOf<'dumpMismatch'>, hooks: DumpHooks): Promise<DumpMismatch> {
+  const { tok, error } = tokenizerFor(job.file, job.tokenizer);
+  if (error) throw new Error(`the tokenizer could not be loaded: ${error}`);
+  const { abort, onProgress } = percentHooks(hooks);
+  const r = await dumpMismatchOf(job.file, { tok, format: job.format, signal: abort.signal, onProgress });
+  if (!r.ok) throw new Error(r.error);
+  return r.value;
+}
+
+/** Lint and index a dump file; the summary the explorer and the inspector show. */
+export async function dumpOpen(job: JobOf<'dumpOpen'>, hooks: DumpHooks): Promise<DumpFileSummary> {
+  const { tok, error } = tokenizerFor(job.file, job.tokenizer);
+  if (error) throw new Error(`the tokenizer could not be loaded: ${error}`);
+  const { abort, onProgress } = percentHooks(hooks);
   const byRecord = new Map<number, Finding[]>();
   if (!job.lint) {
     // Index only: a format check of the first record and the byte offsets, then no findings yet.

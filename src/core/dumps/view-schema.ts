@@ -107,6 +107,64 @@ export const MismatchLaneSchema = strict({
 });
 export type MismatchLane = v.InferOutput<typeof MismatchLaneSchema>;
 
+/** At most this many tokens are kept for the file view's scatter plots and token-rule sliders. */
+export const MISMATCH_POINTS = 20_000;
+const MAX_SAMPLES = 10_000_000;
+
+/**
+ * The mismatch of a whole dump file as the file view shows it: mismatch.ts's figures, each sample's
+ * figures (columns over the samples with a token that counts, file order), the worst samples, and a
+ * seeded uniform sample of at most MISMATCH_POINTS tokens (columns) for the plots and token rules.
+ */
+export const DumpMismatchSchema = strict({
+  file: text(MAX_PATH),
+  format: oneOf(DUMP_FORMATS),
+  records: int(0, 1e9),
+  cancelled: bool(),
+  tokens: int(0, 1e15),
+  trained: int(0, 1e15),
+  missing: int(0, 1e15),
+  notSampled: int(0, 1e15),
+  summary: strict({
+    k1: maybe,
+    k3: maybe,
+    abs_mean: maybe,
+    abs_p50: maybe,
+    abs_p99: maybe,
+    abs_max: maybe,
+    frac_abs_over: strict({ '0.5': maybe, '1': maybe, '0.693': maybe }),
+    mean_exp_abs: maybe,
+    chi2: maybe,
+    ess: maybe,
+  }),
+  rules: strict({ tis: maybe, icepop: maybe, geo_seq: maybe, veto: maybe, dppo: maybe }),
+  thresholds: MismatchThresholdsSchema,
+  samples: strict({
+    record: numbers(MAX_SAMPLES),
+    tokens: numbers(MAX_SAMPLES),
+    geoRatio: numbers(MAX_SAMPLES),
+    minD: numbers(MAX_SAMPLES),
+    maxD: numbers(MAX_SAMPLES),
+  }),
+  /** The samples with the largest max |d| (the first: the worst), its position in the record's frame. */
+  worst: list(strict({ record: int(0, 1e9), absMax: finite(), position: int(0, 1e12) }), 0, 100),
+  /** The token sample: position in the record, d, sampler and trainer log-probs, advantage (null: none). */
+  points: strict({
+    position: numbers(MISMATCH_POINTS),
+    d: numbers(MISMATCH_POINTS),
+    sampler: numbers(MISMATCH_POINTS),
+    trainer: numbers(MISMATCH_POINTS),
+    advantage: v.custom<(number | null)[]>(
+      (x) =>
+        Array.isArray(x) && x.length <= MISMATCH_POINTS && x.every((n) => n === null || Number.isFinite(n)),
+      'expected numbers or null',
+    ),
+  }),
+  /** The seed of the token sample. */
+  seed: int(0, 2 ** 32 - 1),
+});
+export type DumpMismatch = v.InferOutput<typeof DumpMismatchSchema>;
+
 /** One sample as the strip shows it: per token [T]. */
 export const DumpViewSchema = strict({
   record: int(0, 1e9),

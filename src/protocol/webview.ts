@@ -58,7 +58,9 @@ import {
   RerunResultSchema,
 } from './trainer.js';
 
-export { RULE_FIGURES, SUMMARY_FIGURES } from '../core/dumps/mismatch.js';
+export { RULE_FIGURES, SUMMARY_FIGURES, sampleRules } from '../core/dumps/mismatch.js';
+export { tokenRulesOf } from '../core/dumps/mismatch-lane.js';
+export type { DumpMismatch } from '../core/dumps/view-schema.js';
 /** An episode as the webview receives it (the `episode` of show, the episodes of a rerun). */
 export type { TrajectoryJSON } from '../core/gym/trajectory-json.js';
 /** The mask bugs the mask debugger offers, and their labels: the `bug` of a maskCheck message. */

@@ -5,9 +5,10 @@
  */
 
 import { OWNER_NAMES } from '../src/core/gym/episode.js';
-import type { DumpFileSummary, DumpView } from '../src/protocol/webview.js';
+import type { DumpFileSummary, DumpMismatch, DumpView } from '../src/protocol/webview.js';
 import { detailList, el, linkButton, section } from './dom.js';
 import { renderDumpCompare } from './dump-compare.js';
+import { renderMismatchFile } from './mismatch-file.js';
 import {
   laneClip,
   laneColour,
@@ -20,6 +21,7 @@ import {
 import { stripRow, walkButtons } from './page.js';
 import { renderTokenStrip, type StripEpisode, type StripOptions } from './strip.js';
 import { openBesideButton } from './toolkit.js';
+import type { JobState } from './view-model.js';
 
 /** What the dump page shows. */
 export interface DumpModel {
@@ -31,6 +33,8 @@ export interface DumpModel {
   samples: number;
   /** A sample pinned to compare others with. */
   pinned?: { view: DumpView; title: string } | null;
+  /** The file view of the mismatch: its answer (null before), and its job's state. */
+  mismatch?: { result: DumpMismatch | null; job: JobState | null };
 }
 
 export interface DumpHandlers {
@@ -42,6 +46,11 @@ export interface DumpHandlers {
   onPin?(pin: boolean): void;
   /** Open a second inspector beside this one on this sample. */
   onOpenBeside?(): void;
+  /** Ask for the mismatch of the whole file (the file view), or stop that job. */
+  onMismatch?(): void;
+  onCancelMismatch?(): void;
+  /** Open record `record` at the token at `position` (in the record's frame). */
+  onOpenAt?(record: number, position: number): void;
 }
 
 const OWNER_HELP: Record<string, string> = {
@@ -221,6 +230,26 @@ function renderDumpLegend(doc: Document, v: DumpView): HTMLElement {
   return legend;
 }
 
+/** The file view of the mismatch: a button that asks for it, its progress, then the view. */
+export function renderFileMismatch(doc: Document, m: DumpModel, h: DumpHandlers): HTMLElement {
+  const result = m.mismatch?.result ?? null;
+  if (result) return renderMismatchFile(doc, result, { onOpen: (r, p) => h.onOpenAt?.(r, p) });
+  const box = section(doc, 'mismatch-file', 'Train-inference mismatch of the file');
+  const job = m.mismatch?.job ?? null;
+  if (job?.pending) {
+    box.append(
+      el(doc, 'p', 'status', job.progress ?? 'reading the file…'),
+      linkButton(doc, 'cancel-mismatch', 'cancel', () => h.onCancelMismatch?.()),
+    );
+    return box;
+  }
+  if (job?.error) box.appendChild(el(doc, 'p', 'status warn', job.error));
+  box.appendChild(
+    linkButton(doc, 'file-mismatch', 'Compute the mismatch of the whole file', () => h.onMismatch?.()),
+  );
+  return box;
+}
+
 /** The whole dump page. */
 export function renderDumpPage(
   doc: Document,
@@ -278,6 +307,7 @@ export function renderDumpPage(
       ? [renderDumpCompare(doc, m.pinned, { view: v, title: m.title }, () => h.onPin?.(false))]
       : []),
     renderFileFindings(doc, m, h),
+    ...(v.mismatch ? [renderFileMismatch(doc, m, h)] : []),
     renderDumpLegend(doc, v),
   );
   return root;

@@ -47,7 +47,7 @@ import {
 } from '../core/schema.js';
 
 export type { Result };
-export { DumpFileSummarySchema, DumpViewSchema, MAX_PATH };
+export { DumpFileSummarySchema, DumpMismatchSchema, DumpViewSchema, MAX_PATH };
 
 /** Episodes a sampling job may write. */
 export const MAX_SAMPLE_EPISODES = 100_000;

@@ -44,6 +44,7 @@ import {
   type CreditResult,
   CreditResultSchema,
   DumpFileSummarySchema,
+  DumpMismatchSchema,
   DumpViewSchema,
   EpisodeTableSchema,
   EvalContextResultSchema,
@@ -132,7 +133,7 @@ export const SourceInfoSchema = strict({
 export type SourceInfo = v.InferOutput<typeof SourceInfoSchema>;
 
 /** The analyses an inspector runs in the trainer process (at most one of each at a time). */
-export const ANALYSIS_OPS = ['credit', 'rerun', 'evaluate', 'retrain'] as const;
+export const ANALYSIS_OPS = ['credit', 'rerun', 'evaluate', 'retrain', 'mismatch'] as const;
 export type AnalysisOp = (typeof ANALYSIS_OPS)[number];
 
 const ToWebviewSchema = v.variant(
@@ -179,6 +180,7 @@ const ToWebviewSchema = v.variant(
       samples: int(1, 1000),
     }),
     v.strictObject({ type: v.literal('jobProgress'), requestId: RequestId, message: anyText(10_000) }),
+    v.strictObject({ type: v.literal('mismatchResult'), requestId: RequestId, result: DumpMismatchSchema }),
     v.strictObject({
       type: v.literal('jobError'),
       requestId: RequestId,
@@ -197,6 +199,8 @@ const FromWebviewSchema = v.variant(
     v.strictObject({ type: v.literal('ready') }),
     v.strictObject({ type: v.literal('maskCheck'), requestId: RequestId, bug: oneOf(MASK_BUGS) }),
     v.strictObject({ type: v.literal('credit'), requestId: RequestId }),
+    v.strictObject({ type: v.literal('mismatch'), requestId: RequestId }),
+    v.strictObject({ type: v.literal('dumpRecord'), record: int(0, 1e9), position: int(0, 1e12) }),
     v.strictObject({
       type: v.literal('rerun'),
       requestId: RequestId,

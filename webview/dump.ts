@@ -231,11 +231,11 @@ function renderDumpLegend(doc: Document, v: DumpView): HTMLElement {
 }
 
 /** The file view of the mismatch: a button that asks for it, its progress, then the view. */
-export function renderFileMismatch(doc: Document, m: DumpModel, h: DumpHandlers): HTMLElement {
-  const result = m.mismatch?.result ?? null;
+export function renderFileMismatch(doc: Document, m: DumpModel['mismatch'], h: DumpHandlers): HTMLElement {
+  const result = m?.result ?? null;
   if (result) return renderMismatchFile(doc, result, { onOpen: (r, p) => h.onOpenAt?.(r, p) });
   const box = section(doc, 'mismatch-file', 'Train-inference mismatch of the file');
-  const job = m.mismatch?.job ?? null;
+  const job = m?.job ?? null;
   if (job?.pending) {
     box.append(
       el(doc, 'p', 'status', job.progress ?? 'reading the file…'),
@@ -307,7 +307,7 @@ export function renderDumpPage(
       ? [renderDumpCompare(doc, m.pinned, { view: v, title: m.title }, () => h.onPin?.(false))]
       : []),
     renderFileFindings(doc, m, h),
-    ...(v.mismatch ? [renderFileMismatch(doc, m, h)] : []),
+    ...(v.mismatch ? [renderFileMismatch(doc, m.mismatch, h)] : []),
     renderDumpLegend(doc, v),
   );
   return root;

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { DumpMismatch } from '../../src/protocol/webview.js';
+import { renderFileMismatch } from '../../webview/dump.js';
 import { renderMismatchFile } from '../../webview/mismatch-file.js';
 import { doc } from './fixtures.js';
 
@@ -111,5 +112,23 @@ describe('the file view of a dump’s mismatch', () => {
       '25.00 %',
       'the file’s figure stays',
     );
+  });
+
+  it('the dump page asks for the file view, shows its progress with a cancel, then the view', () => {
+    const calls: string[] = [];
+    const h = {
+      onMismatch: () => calls.push('ask'),
+      onCancelMismatch: () => calls.push('cancel'),
+      onOpenAt: (r: number, p: number) => calls.push(`open ${r} ${p}`),
+    };
+    const idle = renderFileMismatch(doc(), { result: null, job: null }, h);
+    (idle.querySelector('#file-mismatch') as HTMLElement).click();
+    const job = { pending: true, progress: '40 % read', error: null };
+    const running = renderFileMismatch(doc(), { result: null, job }, h);
+    assert.match(running.textContent ?? '', /40 % read/);
+    (running.querySelector('#cancel-mismatch') as HTMLElement).click();
+    const done = renderFileMismatch(doc(), { result: answer(), job: null }, h);
+    (done.querySelector('.mm-worst button') as HTMLElement).click();
+    assert.deepEqual(calls, ['ask', 'cancel', 'open 1 7']);
   });
 });

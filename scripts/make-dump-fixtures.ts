@@ -787,6 +787,29 @@ export function makeFixtures(out: string): Record<string, Expect[]> {
     expected[`${kind}.jsonl`] = [{ sample: 1, rule: 'mask-on-tool', positions: tool }];
   }
 
+  // --- logprob-misaligned: the sampler's log-probs written one position off the trainer's ---
+  // (its own seed, so the files above do not change when this one does)
+  {
+    const r = new Rng(24);
+    const lines: string[] = [];
+    const ex: Expect[] = [];
+    lines.push(jsonlLine(variant(tools, r)));
+    for (const shift of [1, -1]) {
+      const v = variant(tools, r);
+      // shift 1: sampler[i] holds the value of token i - 1 (one late); -1: of token i + 1 (one early)
+      v.sampler = v.sampler.map((_, i) => v.sampler[i - shift] ?? null);
+      const both = v.mask
+        .map((m, i) =>
+          m && tools.owner[i] === OWNER.policy && v.sampler[i] !== null && v.trainer[i] !== null ? i : -1,
+        )
+        .filter((i) => i >= 0);
+      ex.push({ sample: lines.length, rule: 'logprob-misaligned', positions: both });
+      lines.push(jsonlLine(v));
+    }
+    write('jsonl-misaligned.jsonl', lines);
+    expected['jsonl-misaligned.jsonl'] = ex;
+  }
+
   // one expected finding per line: {file, sample, rule, positions} (JSONL keeps the formatter out of it)
   const rows = Object.entries(expected).flatMap(([file, xs]) =>
     xs.map((x) => JSON.stringify({ file, sample: x.sample, rule: x.rule, positions: x.positions })),

@@ -1,5 +1,7 @@
 /** `episode-lab lint`: find loss-mask bugs in real trainers' dump files. */
 import {
+  DUMP_FORMATS,
+  DUMP_READERS,
   type DumpTokenizer,
   describeRejection,
   type Finding,
@@ -13,7 +15,8 @@ import {
 import { type Command, type OptionValues, suggest, UsageError } from './args.js';
 import { expandRunFolders, lintRunSteps, RUN_LINT_OPTIONS } from './run-commands.js';
 
-export const LINT_FORMATS = ['auto', 'nemo-rl', 'prime-rl', 'episode-lab', 'jsonl'] as const;
+/** The `--format` choices: `auto` (detect from the first record), then every registered format. */
+export const LINT_FORMATS = ['auto', ...DUMP_FORMATS] as const;
 
 /** `--rules a,b` -> the set of rule ids; throws UsageError naming an unknown rule. */
 export function parseRules(spec: string | undefined): Set<RuleId> | undefined {
@@ -56,10 +59,8 @@ interface FileReport {
 
 export const lintCommand: Command = {
   name: 'lint',
-  summary:
-    "Find loss-mask bugs in dump files (NeMo-RL, prime-rl, Episode Lab, token-level JSONL) with the model's tokenizer.",
-  usage:
-    'FILE|RUN_DIR... [--tokenizer DIR] [--format auto|nemo-rl|prime-rl|episode-lab|jsonl] [--rules a,b] [--json | --json-lines [--follow]]',
+  summary: `Find loss-mask bugs in dump files (${DUMP_READERS.map((r) => r.label).join(', ')}) with the model's tokenizer.`,
+  usage: `FILE|RUN_DIR... [--tokenizer DIR] [--format ${LINT_FORMATS.join('|')}] [--rules a,b] [--json | --json-lines [--follow]]`,
   positionals: ['FILE...'],
   options: {
     tokenizer: {

@@ -18,7 +18,7 @@
  */
 import * as v from 'valibot';
 import { ContextPolicySchema } from '../core/context/policy.js';
-import { DUMP_FORMATS } from '../core/dumps/sample.js';
+import { DUMP_FORMATS } from '../core/dumps/formats/index.js';
 import { DumpFileSummarySchema, DumpMismatchSchema, DumpViewSchema } from '../core/dumps/view-schema.js';
 import { OWNER_NAMES } from '../core/gym/episode.js';
 import { SCRIPTED_POLICIES, TASK_SPLITS } from '../core/gym/names.js';
@@ -418,7 +418,7 @@ function jobSchema<K extends JobKind, F extends v.ObjectEntries>(kind: K, fields
 }
 
 /** The job schema of each kind (built from the table, typed kind by kind). */
-const JOB_SCHEMAS = Object.fromEntries(JOB_KINDS.map((k) => [k, jobSchema(k, JOBS[k].fields)])) as {
+export const JOB_SCHEMAS = Object.fromEntries(JOB_KINDS.map((k) => [k, jobSchema(k, JOBS[k].fields)])) as {
   [K in JobKind]: ReturnType<typeof jobSchema<K, (typeof JOBS)[K]['fields']>>;
 };
 

@@ -9,7 +9,7 @@ import {
   type DumpFileSummary,
   type DumpTokenizer,
   type DumpView,
-  detectFormat,
+  detectLineFormat,
   type Finding,
   fileSummary,
   findTokenizerBeside,
@@ -122,15 +122,8 @@ export async function dumpOpen(job: JobOf<'dumpOpen'>, hooks: DumpHooks): Promis
 
 /** The format of a file from its first record (an error names the fields found and expected). */
 async function detectFileFormat(file: string, index: { offsets: number[]; bytes: number[] }, first: number) {
-  const text = await readLineAt(file, index.offsets[first], index.bytes[first]);
-  let record: unknown;
-  try {
-    record = JSON.parse(text);
-  } catch (e) {
-    throw new Error(`${file}: line ${first + 1} is not JSON (${(e as Error).message})`);
-  }
-  const d = detectFormat(record);
-  if (!d.ok) throw new Error(`${file}: line ${first + 1}: ${d.error}`);
+  const d = detectLineFormat(await readLineAt(file, index.offsets[first], index.bytes[first]), first);
+  if (!d.ok) throw new Error(`${file}: ${d.error}`);
   return d.value;
 }
 

@@ -1,11 +1,11 @@
 /**
  * Lint a whole dump file, streaming: one line in memory at a time, with progress and cancel.
  */
-import { detectFormat, parseRecord } from './formats.js';
+import { type DumpFormat, detectLineFormat, parseRecord } from './formats/index.js';
 import { type Line, readLineAt, readLines, type ScanHooks } from './lines.js';
 import type { OwnerSource, Owners } from './owners.js';
 import { type Finding, type LintOptions, lintSample } from './rules.js';
-import { type DumpFormat, type DumpSample, describeRejection, type Rejection } from './sample.js';
+import { type DumpSample, describeRejection, type Rejection } from './sample.js';
 
 export interface FileLint {
   path: string;
@@ -50,17 +50,8 @@ export async function lintFile(
     for await (const line of readLines(path, opts)) {
       if (line.text.trim() === '') continue;
       if (!format) {
-        let record: unknown;
-        try {
-          record = JSON.parse(line.text);
-        } catch (e) {
-          return {
-            ok: false,
-            error: `${path}: line ${line.index + 1} is not JSON (${(e as Error).message})`,
-          };
-        }
-        const d = detectFormat(record);
-        if (!d.ok) return { ok: false, error: `${path}: line ${line.index + 1}: ${d.error}` };
+        const d = detectLineFormat(line.text, line.index);
+        if (!d.ok) return { ok: false, error: `${path}: ${d.error}` };
         format = d.value;
         out.format = format;
       }

@@ -4,7 +4,7 @@
  * more tokens than the selector buffers read the file again (rank-select.ts).
  */
 import { fail, ok, type Result } from '../schema.js';
-import { detectFormat, parseRecord } from './formats.js';
+import { type DumpFormat, detectFormat, parseRecord } from './formats/index.js';
 import type { DumpTokenizer } from './hf-tokenizer.js';
 import { readLines, type ScanHooks } from './lines.js';
 import {
@@ -15,10 +15,9 @@ import {
   type SampleDeltas,
   sampleDeltas,
 } from './mismatch.js';
-import type { OwnerSource } from './owners.js';
+import { type OwnerSource, ownersOf } from './owners.js';
 import type { RankLimits, Selection } from './rank-select.js';
-import { ownersOf } from './rules.js';
-import type { DumpFormat, DumpSample, Rejection } from './sample.js';
+import type { DumpSample, Rejection } from './sample.js';
 
 export interface MismatchFileOptions extends ScanHooks, RankLimits {
   /** The model's tokenizer: owners from its chat template, so that placeholders are recognised. */

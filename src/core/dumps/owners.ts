@@ -5,10 +5,13 @@
  * included), tool (tool responses). Families: ChatML (Qwen2.5, Qwen3 with `<think>`, Hermes `tool`
  * turns, Qwen's `<tool_response>` inside user turns) and Llama 3.x (`<|start_header_id|>`, role
  * `ipython`, `<|eot_id|>`/`<|eom_id|>`). Unknown templates: owners from the mask alone, said so.
+ * `ownersOf` gives a dump sample's owners: the file's own when it has them (Episode Lab's format),
+ * else the template's, corrected by what the sample says was context (unsampled nodes, earlier turns).
  */
 
+import { CALL_END } from '../gym/grammar.js';
 import type { DumpTokenizer } from './hf-tokenizer.js';
-import { OWNER } from './sample.js';
+import { type DumpSample, OWNER } from './sample.js';
 
 /** How the owners of a sample were found. */
 export type OwnerSource = 'file' | 'template' | 'mask';
@@ -47,6 +50,45 @@ export function inferOwners(
     ? ids.map((id, i) => (tok.endIds.has(id) && owner[i] === OWNER.policy ? i : -1)).filter((i) => i >= 0)
     : [];
   return { owner, source: 'mask', turns: [], ends };
+}
+
+/** Owners of a sample: from the file, else from the template, then corrected by prime-rl's node provenance. */
+export function ownersOf(s: DumpSample, tok: DumpTokenizer | undefined, mask: readonly number[]): Owners {
+  if (s.owner) {
+    // Generated ends: the last token of each policy run when it is an end marker (by id, or by its text).
+    const own = s.owner;
+    const looksEnd = (i: number) =>
+      tok?.endIds.has(s.ids[i]) ||
+      s.tokens?.[i] === CALL_END ||
+      /^<\|(im_end|eot_id|eom_id|endoftext)\|>$|^<\/s>$/.test(s.tokens?.[i] ?? '');
+    const ends = own
+      .map((o, i) => (o === OWNER.policy && own[i + 1] !== OWNER.policy && looksEnd(i) ? i : -1))
+      .filter((i) => i >= 0);
+    return { owner: own, source: 'file', turns: [], ends };
+  }
+  const owners = inferOwners(s.ids, tok, mask);
+  if (owners.source === 'template' && s.nodeStarts && s.nodeSampled) {
+    // An assistant message the model did not sample (context written by the prompt) is prompt.
+    s.nodeStarts.forEach((from, n) => {
+      if (s.nodeSampled?.[n]) return;
+      const to = s.nodeStarts?.[n + 1] ?? s.ids.length;
+      for (let i = from; i < to; i++) if (owners.owner[i] === OWNER.policy) owners.owner[i] = OWNER.prompt;
+    });
+    owners.ends = owners.ends.filter((i) => owners.owner[i] === OWNER.policy);
+  }
+  if (owners.source === 'template') {
+    // Assistant turns wholly untrained before the first trained token are context the sample was
+    // given (per-turn samples, few-shot examples), not generated here: prompt.
+    const first = mask.indexOf(1);
+    for (const t of owners.turns) {
+      const last = t.endMarker >= 0 ? t.endMarker : t.bodyEnd - 1;
+      if (first < 0 || t.role !== 'assistant' || last >= first) continue;
+      for (let i = t.bodyStart; i <= last; i++)
+        if (owners.owner[i] === OWNER.policy) owners.owner[i] = OWNER.prompt;
+    }
+    owners.ends = owners.ends.filter((i) => owners.owner[i] === OWNER.policy);
+  }
+  return owners;
 }
 
 function chatml(ids: readonly number[], tok: DumpTokenizer, lossMask?: readonly number[]): Owners {

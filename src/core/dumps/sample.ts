@@ -16,10 +16,6 @@ import type { Result } from '../schema.js';
 
 export { OWNER, OWNER_NAMES, type OwnerName };
 
-/** The formats the readers know; `auto` detects one from the first record. */
-export const DUMP_FORMATS = ['nemo-rl', 'prime-rl', 'episode-lab', 'jsonl'] as const;
-export type DumpFormat = (typeof DUMP_FORMATS)[number];
-
 /** A chat message as chat templates take it (OpenAI/HF shape). */
 export interface ChatMessage {
   role: string;

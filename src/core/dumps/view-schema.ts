@@ -19,8 +19,8 @@ import {
   strings,
   text,
 } from '../schema.js';
+import { DUMP_FORMATS } from './formats/index.js';
 import { MismatchThresholdsSchema, type RULE_FIGURES } from './mismatch.js';
-import { DUMP_FORMATS } from './sample.js';
 
 /** The summary of a linted (or only indexed) file: its byte index and its findings per rule and per record. */
 export const DumpFileSummarySchema = strict({

@@ -29,10 +29,15 @@ const firstLine = (file: string) => fs.readFileSync(path.join(FIXTURES, file), '
 describe('the dumps core', () => {
   it('imports neither vscode nor TF.js (it runs in the CLI, the extension host and the trainer)', () => {
     const dir = 'src/core/dumps';
-    for (const f of fs.readdirSync(dir)) {
+    const files = fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
+    assert.ok(files.includes(path.join('formats', 'nemo-rl.ts')), 'the walk reaches the subfolders');
+    for (const f of files) {
       const src = fs.readFileSync(path.join(dir, f), 'utf8');
       assert.doesNotMatch(src, /from '(vscode|@tensorflow\/[^']*)'/, f);
-      assert.doesNotMatch(src, /from '\.\.\/(tf|model|rl|context)\//, f);
+      for (const [, spec] of src.matchAll(/from '(\.[^']*)'/g)) {
+        const target = path.relative('src/core', path.join(dir, path.dirname(f), spec));
+        assert.doesNotMatch(target, /^(tf|model|rl|context)\//, `${f} imports ${spec}`);
+      }
     }
   });
 });

@@ -51,7 +51,10 @@ describe('dump fixtures', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dump-fixtures-'));
     try {
       makeFixtures(dir);
-      for (const f of fs.readdirSync(FIXTURES))
+      for (const f of fs
+        .readdirSync(FIXTURES, { withFileTypes: true })
+        .filter((d) => d.isFile())
+        .map((d) => d.name))
         assert.equal(
           fs.readFileSync(path.join(dir, f), 'utf8'),
           fs.readFileSync(path.join(FIXTURES, f), 'utf8'),

@@ -1,0 +1,75 @@
+/**
+ * The dump formats, registered once. Everything about formats comes from `DUMP_READERS`: the ids
+ * (`DUMP_FORMATS`, the `DumpFormat` type, the protocol's schema, the CLI's `--format` choices),
+ * detection (the first reader, in this order, whose `detect` holds) and the docs' table of formats.
+ * A new format is one module implementing DumpReader (reader.ts) and one line here.
+ */
+import { fail, ok, type Result } from '../../schema.js';
+import { type DumpSample, describeValue, type Read } from '../sample.js';
+import { episodeLab } from './episode-lab.js';
+import { jsonl } from './jsonl.js';
+import { nemoRl } from './nemo-rl.js';
+import { primeRl } from './prime-rl.js';
+import type { DumpReader } from './reader.js';
+
+export { CARRIED_FIELDS, type CarriedField, type DumpReader } from './reader.js';
+
+/** Every format's reader, in detection order. */
+export const DUMP_READERS = [nemoRl, primeRl, episodeLab, jsonl] as const;
+
+export type DumpFormat = (typeof DUMP_READERS)[number]['id'];
+/** The format ids, in detection order; `auto` (detect from the first record) is not one of them. */
+export const DUMP_FORMATS: readonly DumpFormat[] = DUMP_READERS.map((r) => r.id);
+
+/** The reader of a format id (undefined for an id no reader has). */
+export function readerOf(format: string): DumpReader<DumpFormat> | undefined {
+  return DUMP_READERS.find((x) => x.id === format);
+}
+
+/** Which format a parsed record is in, or a message naming the found fields and each format's. */
+export function detectFormat(record: unknown): Result<DumpFormat, string> {
+  if (typeof record !== 'object' || record === null || Array.isArray(record))
+    return fail(`expected a JSON object per line, found ${describeValue(record)}`);
+  const found = DUMP_READERS.find((r) => r.detect(record));
+  if (found) return ok(found.id);
+  const expected = DUMP_READERS.map((r) => `${r.id} (${r.fields})`).join('; ');
+  return fail(
+    `unknown format: found fields ${Object.keys(record).join(', ') || '(none)'}; expected one of: ${expected}`,
+  );
+}
+
+/** The format of a file from the text of its line `index` (0-based): `line N is not JSON (...)` or detection's error. */
+export function detectLineFormat(text: string, index: number): Result<DumpFormat, string> {
+  let record: unknown;
+  try {
+    record = JSON.parse(text);
+  } catch (e) {
+    return fail(`line ${index + 1} is not JSON (${(e as Error).message})`);
+  }
+  const d = detectFormat(record);
+  return d.ok ? d : fail(`line ${index + 1}: ${d.error}`);
+}
+
+/** Parse one JSONL line of a format into samples; a bad line is a Rejection, never a throw. */
+export function parseRecord(format: DumpFormat, text: string, index: number): Read<DumpSample[]> {
+  let record: unknown;
+  try {
+    record = JSON.parse(text);
+  } catch (e) {
+    return fail({
+      record: index,
+      field: '',
+      expected: 'a JSON object',
+      found: `invalid JSON (${(e as Error).message})`,
+    });
+  }
+  const reader = readerOf(format);
+  if (!reader)
+    return fail({
+      record: index,
+      field: '',
+      expected: `a format of ${DUMP_FORMATS.join(', ')}`,
+      found: format,
+    });
+  return reader.read(record, index);
+}

@@ -1,0 +1,140 @@
+/**
+ * The format registry and the rule table are the one place formats and rules are declared: every
+ * list derived from them (ids, detection, the CLI's choices and help, the protocol's schemas) must
+ * agree with them, and each entry must say what it is and where it comes from.
+ */
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, it } from 'node:test';
+import * as v from 'valibot';
+import { parseOptions, UsageError } from '../../../src/cli/args.js';
+import { LINT_FORMATS, lintCommand } from '../../../src/cli/lint-command.js';
+import {
+  CARRIED_FIELDS,
+  DUMP_FORMATS,
+  DUMP_READERS,
+  type DumpReader,
+  type DumpSample,
+  detectFormat,
+  parseRecord,
+  RULE_IDS,
+  RULE_TABLE,
+  RULES,
+  STAGES,
+} from '../../../src/core/dumps/index.js';
+import { JOB_SCHEMAS } from '../../../src/protocol/trainer.js';
+
+const FIXTURES = 'test/fixtures/dumps';
+const ids = DUMP_READERS.map((r) => r.id);
+
+describe('the format registry', () => {
+  it('has unique ids, and DUMP_FORMATS lists them in registry order', () => {
+    assert.equal(new Set(ids).size, ids.length);
+    assert.deepEqual([...DUMP_FORMATS], ids);
+  });
+
+  it('every reader names its writer, its label and the fields it is recognised by', () => {
+    const readers: readonly DumpReader[] = DUMP_READERS;
+    for (const r of readers) {
+      assert.match(r.id, /^[a-z][a-z0-9-]*$/, r.id);
+      assert.ok(r.label.length > 2, `${r.id} label`);
+      assert.ok(r.source.length > 10, `${r.id} source`);
+      assert.ok(r.fields.length > 2, `${r.id} fields`);
+      const all: readonly string[] = CARRIED_FIELDS;
+      assert.deepEqual(
+        r.carries.filter((f, i) => !all.includes(f) || r.carries.indexOf(f) !== i),
+        [],
+        `${r.id} carries each field once`,
+      );
+    }
+  });
+
+  it("the CLI's --format choices are auto then the registry's ids, in its usage and help too", () => {
+    const choices = lintCommand.options?.format?.choices;
+    assert.deepEqual(choices, ['auto', ...ids]);
+    assert.deepEqual([...LINT_FORMATS], ['auto', ...ids]);
+    assert.ok(lintCommand.usage?.includes(`--format ${['auto', ...ids].join('|')}`), lintCommand.usage);
+    for (const r of DUMP_READERS) assert.ok(lintCommand.summary.includes(r.label), r.label);
+    for (const id of ids)
+      assert.equal(parseOptions(lintCommand, ['f.jsonl', '--format', id]).opts.format, id);
+    assert.throws(() => parseOptions(lintCommand, ['f.jsonl', '--format', 'verl']), UsageError);
+  });
+
+  it("the protocol's jobs take exactly the registry's ids", () => {
+    const job = { file: '/tmp/f.jsonl', tokenizer: null };
+    const sample = { ...job, kind: 'dumpSample', record: 0, offset: 0, bytes: 1 };
+    const open = { ...job, kind: 'dumpOpen', lint: true };
+    for (const id of ids) {
+      assert.ok(v.safeParse(JOB_SCHEMAS.dumpSample, { ...sample, format: id }).success, id);
+      assert.ok(v.safeParse(JOB_SCHEMAS.dumpOpen, { ...open, format: id }).success, id);
+    }
+    assert.ok(v.safeParse(JOB_SCHEMAS.dumpOpen, { ...open, format: 'auto' }).success);
+    assert.ok(!v.safeParse(JOB_SCHEMAS.dumpSample, { ...sample, format: 'auto' }).success);
+    assert.ok(!v.safeParse(JOB_SCHEMAS.dumpSample, { ...sample, format: 'verl' }).success);
+  });
+
+  it('detects each clean fixture as its own format, and lists every format when none fits', () => {
+    for (const id of ids) {
+      const first = fs.readFileSync(path.join(FIXTURES, `${id}-clean.jsonl`), 'utf8').split('\n')[0];
+      assert.deepEqual(detectFormat(JSON.parse(first)), { ok: true, value: id });
+    }
+    const r = detectFormat({ text: 'hi' });
+    assert.ok(!r.ok);
+    if (!r.ok) for (const x of DUMP_READERS) assert.ok(r.error.includes(`${x.id} (${x.fields})`), x.id);
+  });
+
+  it('a reader fills only the sample fields its `carries` declares (every fixture of the format)', () => {
+    for (const reader of DUMP_READERS) {
+      const filled = new Set<string>();
+      for (const file of fs.readdirSync(FIXTURES).filter((f) => f.startsWith(`${reader.id}-`)))
+        fs.readFileSync(path.join(FIXTURES, file), 'utf8')
+          .split('\n')
+          .filter((l) => l.trim())
+          .forEach((line, i) => {
+            const r = parseRecord(reader.id, line, i);
+            assert.ok(r.ok, `${file}:${i}`);
+            for (const s of r.value)
+              for (const k of CARRIED_FIELDS) if ((s as DumpSample)[k] !== undefined) filled.add(k);
+          });
+      const carried: readonly string[] = reader.carries;
+      const undeclared = [...filled].filter((k) => !carried.includes(k));
+      assert.deepEqual(undeclared, [], reader.id);
+      assert.ok(filled.has('ids') && filled.has('lossMask'), `${reader.id} has fixtures`);
+    }
+  });
+
+  it('an id no reader has is a rejection, not a throw', () => {
+    const r = parseRecord('verl' as (typeof DUMP_FORMATS)[number], '{}', 3);
+    assert.ok(!r.ok);
+    if (!r.ok) assert.equal(r.error.found, 'verl');
+  });
+});
+
+describe('the rule table', () => {
+  it('has unique ids; RULE_IDS and RULES come from it', () => {
+    const tableIds = RULE_TABLE.map((r) => r.id);
+    assert.equal(new Set(tableIds).size, tableIds.length);
+    assert.deepEqual([...RULE_IDS], tableIds);
+    assert.deepEqual(Object.keys(RULES).sort(), [...tableIds].sort());
+    for (const r of RULE_TABLE) assert.equal(RULES[r.id], r);
+  });
+
+  it('every rule has a one-line summary, the reports it comes from, a stage and a check', () => {
+    for (const r of RULE_TABLE) {
+      assert.match(r.id, /^[a-z]+(-[a-z]+)+$/, r.id);
+      assert.ok(r.summary.length > 10 && !r.summary.includes('\n'), `${r.id} summary`);
+      assert.ok(r.from.length > 5, `${r.id} from`);
+      assert.ok(STAGES.includes(r.stage), `${r.id} stage`);
+      assert.equal(typeof r.check, 'function');
+    }
+  });
+
+  it('the CLI lists every rule in its help and takes each in --rules', () => {
+    assert.ok(lintCommand.options?.rules?.help?.includes(RULE_IDS.join(', ')));
+    assert.equal(
+      parseOptions(lintCommand, ['f.jsonl', '--rules', RULE_IDS.join(',')]).opts.rules,
+      RULE_IDS.join(','),
+    );
+  });
+});

@@ -5,12 +5,23 @@
  */
 
 import { OWNER_NAMES } from '../src/core/gym/episode.js';
-import type { DumpFileSummary, DumpView } from '../src/protocol/webview.js';
+import type { DumpFileSummary, DumpMismatch, DumpView } from '../src/protocol/webview.js';
 import { detailList, el, linkButton, section } from './dom.js';
 import { renderDumpCompare } from './dump-compare.js';
+import { renderMismatchFile } from './mismatch-file.js';
+import {
+  laneClip,
+  laneColour,
+  laneScale,
+  mismatchRows,
+  num,
+  renderTurnMismatch,
+  turnNotes,
+} from './mismatch-lane.js';
 import { stripRow, walkButtons } from './page.js';
-import { renderTokenStrip, type StripEpisode } from './strip.js';
+import { renderTokenStrip, type StripEpisode, type StripOptions } from './strip.js';
 import { openBesideButton } from './toolkit.js';
+import type { JobState } from './view-model.js';
 
 /** What the dump page shows. */
 export interface DumpModel {
@@ -22,6 +33,8 @@ export interface DumpModel {
   samples: number;
   /** A sample pinned to compare others with. */
   pinned?: { view: DumpView; title: string } | null;
+  /** The file view of the mismatch: its answer (null before), and its job's state. */
+  mismatch?: { result: DumpMismatch | null; job: JobState | null };
 }
 
 export interface DumpHandlers {
@@ -33,6 +46,11 @@ export interface DumpHandlers {
   onPin?(pin: boolean): void;
   /** Open a second inspector beside this one on this sample. */
   onOpenBeside?(): void;
+  /** Ask for the mismatch of the whole file (the file view), or stop that job. */
+  onMismatch?(): void;
+  onCancelMismatch?(): void;
+  /** Open record `record` at the token at `position` (in the record's frame). */
+  onOpenAt?(record: number, position: number): void;
 }
 
 const OWNER_HELP: Record<string, string> = {
@@ -79,6 +97,7 @@ export function dumpTokenDetail(v: DumpView, i: number): [string, string][] {
     ['gap (nats)', sp !== null && tp !== null ? Math.abs(sp - tp).toFixed(4) : '—'],
     ['advantage', fmt(v.advantages?.[i])],
   ];
+  rows.push(...mismatchRows(v, i));
   const here = v.findings.filter((f) => f.positions.includes(i + v.offset));
   rows.push(['findings', here.length ? here.map((f) => `${f.rule}: ${f.message}`).join(' | ') : 'none']);
   return rows;
@@ -165,8 +184,23 @@ export function renderSampleFindings(doc: Document, v: DumpView, onToken: (i: nu
   return box;
 }
 
-/** The legend of the dump strip. */
-function renderDumpLegend(doc: Document): HTMLElement {
+/** The strip's mismatch lane: on loss-mask-1 tokens, d coloured, placeholders as "no value". */
+export function mismatchLaneOf(v: DumpView): StripOptions['lane'] {
+  const lane = v.mismatch;
+  if (!lane) return null;
+  const clip = laneClip(lane.d);
+  return {
+    at: (i) => v.lossMask[i] === 1,
+    colour: (i) => {
+      const d = lane.d[i];
+      return d === null || d === undefined ? null : laneColour(laneScale(d, clip));
+    },
+    value: (i) => num(lane.d[i]),
+  };
+}
+
+/** The legend of the dump strip (with the mismatch lane's scale when there is one). */
+function renderDumpLegend(doc: Document, v: DumpView): HTMLElement {
   const legend = el(doc, 'div', 'legend');
   legend.setAttribute('aria-label', 'legend');
   const item = (cls: string, label: string) => {
@@ -178,7 +212,44 @@ function renderDumpLegend(doc: Document): HTMLElement {
   for (const o of OWNER_NAMES) item(`chip owner-${o}`, OWNER_HELP[o]);
   item('chip mark-masked masked', 'loss mask lane: trained (loss mask = 1)');
   item('chip mark-flag', 'finding: a lint rule flags this token');
+  if (v.mismatch) {
+    const clip = laneClip(v.mismatch.d);
+    const scale = el(doc, 'span', 'legend-item mm-legend');
+    scale.title = `d = trainer − sampler log-prob; the colour saturates at ±${num(clip)} nats, the 99th percentile of |d| in this sample`;
+    const bar = el(doc, 'span', 'swatch mm-scale');
+    for (const t of [-1, -0.5, 0, 0.5, 1]) {
+      const cell = el(doc, 'span', 'vlane');
+      cell.style.background = laneColour(t);
+      bar.appendChild(cell);
+    }
+    scale.append(
+      bar,
+      el(doc, 'span', '', `mismatch d: −${num(clip)} … +${num(clip)} nats (clipped at p99 of |d|)`),
+    );
+    legend.appendChild(scale);
+    item('vlane none', 'no value (placeholder or a missing log-prob)');
+  }
   return legend;
+}
+
+/** The file view of the mismatch: a button that asks for it, its progress, then the view. */
+export function renderFileMismatch(doc: Document, m: DumpModel['mismatch'], h: DumpHandlers): HTMLElement {
+  const result = m?.result ?? null;
+  if (result) return renderMismatchFile(doc, result, { onOpen: (r, p) => h.onOpenAt?.(r, p) });
+  const box = section(doc, 'mismatch-file', 'Train-inference mismatch of the file');
+  const job = m?.job ?? null;
+  if (job?.pending) {
+    box.append(
+      el(doc, 'p', 'status', job.progress ?? 'reading the file…'),
+      linkButton(doc, 'cancel-mismatch', 'cancel', () => h.onCancelMismatch?.()),
+    );
+    return box;
+  }
+  if (job?.error) box.appendChild(el(doc, 'p', 'status warn', job.error));
+  box.appendChild(
+    linkButton(doc, 'file-mismatch', 'Compute the mismatch of the whole file', () => h.onMismatch?.()),
+  );
+  return box;
 }
 
 /** The whole dump page. */
@@ -221,18 +292,26 @@ export function renderDumpPage(
   root.appendChild(header);
   const flags = new Map([...findingsByToken(v)].map(([i, rules]) => [i, rules.join(', ')]));
   const stripBox = section(doc, 'strip-box', 'Token strip');
-  stripBox.appendChild(renderTokenStrip(doc, stripEpisodeOf(v), null, { flags }));
+  stripBox.appendChild(
+    renderTokenStrip(doc, stripEpisodeOf(v), null, {
+      flags,
+      lane: mismatchLaneOf(v),
+      turnNotes: v.mismatch ? turnNotes(doc, v) : null,
+    }),
+  );
   const detail = el(doc, 'aside', 'detail-box');
   detail.setAttribute('aria-live', 'polite');
   detail.appendChild(renderDumpDetail(doc, v, 0));
   root.append(
     stripRow(doc, stripBox, detail),
     renderSampleFindings(doc, v, onToken),
+    ...(v.mismatch ? [renderTurnMismatch(doc, v, onToken)] : []),
     ...(m.pinned && !isPinned
       ? [renderDumpCompare(doc, m.pinned, { view: v, title: m.title }, () => h.onPin?.(false))]
       : []),
     renderFileFindings(doc, m, h),
-    renderDumpLegend(doc),
+    ...(v.mismatch ? [renderFileMismatch(doc, m.mismatch, h)] : []),
+    renderDumpLegend(doc, v),
   );
   return root;
 }

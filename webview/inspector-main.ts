@@ -96,6 +96,8 @@ function receive(page: Page, views: InspectorViews, m: ToWebview): boolean {
       return views.compare.evalResult(m);
     case 'retrainDone':
       return views.context.retrainDone(m);
+    case 'mismatchResult':
+      return views.dump.mismatchResult(m);
     case 'jobProgress':
       return page.requests.progress(m.requestId, m.message);
     case 'jobError':

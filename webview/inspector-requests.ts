@@ -17,6 +17,7 @@ export const JOB_FIELDS = {
   rerun: 'rerunJob',
   evaluate: 'evalJob',
   retrain: 'retrainJob',
+  mismatch: 'mismatchJob',
 } as const satisfies Record<AnalysisOp, keyof ViewModel>;
 
 /** The progress line of a job asked to stop. */
@@ -30,6 +31,7 @@ export class Requests {
     rerun: -1,
     evaluate: -1,
     retrain: -1,
+    mismatch: -1,
   };
 
   constructor(private readonly vm: ViewModel) {}

@@ -382,13 +382,48 @@ export function dumpController(page: Page, strip: ReturnType<typeof stripControl
       page.render();
     },
     onOpenBeside: () => page.post({ type: 'openBeside' }),
+    onMismatch: () => {
+      state.vm.mismatch = null;
+      page.post({ type: 'mismatch', requestId: page.requests.start('mismatch') });
+      page.render();
+    },
+    onCancelMismatch: () => {
+      const requestId = page.requests.cancel('mismatch');
+      if (requestId === null) return;
+      page.post({ type: 'cancelJob', requestId, op: 'mismatch' });
+      page.render();
+    },
+    onOpenAt: (record: number, position: number) => {
+      focusAt = { record, position };
+      page.post({ type: 'dumpRecord', record, position });
+    },
   };
+  /** The record and position a worst-sample link asked for: focused when that record arrives. */
+  let focusAt: { record: number; position: number } | null = null;
   return {
+    /** The file view's answer, taken when it is the awaited one. */
+    mismatchResult(m: Extract<ToWebview, { type: 'mismatchResult' }>): boolean {
+      if (!page.requests.answers('mismatch', m.requestId)) return false;
+      state.vm.mismatch = m.result;
+      page.requests.done('mismatch');
+      return true;
+    },
     /** Draw the dump sample shown (the caller knows there is one). */
     render(): void {
       const dump = state.dump!;
+      const v = dump.view;
+      if (focusAt && focusAt.record === v.record) {
+        const i = focusAt.position - v.offset;
+        if (i >= 0 && i < v.ids.length) state.focused = i;
+        focusAt = null;
+      }
+      const vm = state.vm;
+      const mismatch = {
+        result: vm.mismatch?.file === dump.summary.file ? vm.mismatch : null,
+        job: vm.mismatchJob ?? null,
+      };
       keepingScroll(() => {
-        app.replaceChildren(renderDumpPage(document, dump, handlers, strip.showToken));
+        app.replaceChildren(renderDumpPage(document, { ...dump, mismatch }, handlers, strip.showToken));
         app.dataset.state = 'dump';
         app.dataset.findings = String(dump.view.findings.length);
         if (state.focused < dump.view.ids.length) strip.showDetail(state.focused);

@@ -6,7 +6,7 @@
  * and the mask check's per-position values of token i are at index i-1 of their [T-1] arrays.
  * Token 0 has no position.
  */
-import { select } from 'd3';
+import { type Selection, select } from 'd3';
 import { OWNER_NAMES } from '../src/core/gym/episode.js';
 import type { CreditResult } from '../src/protocol/trainer.js';
 import type { MaskCheckResult, TrajectoryJSON } from '../src/protocol/webview.js';
@@ -164,6 +164,17 @@ export interface StripOptions {
   selectedCall?: number | null;
   /** Token index -> why it is flagged (a lint finding on it): the chip gets `flag` and the reason. */
   flags?: ReadonlyMap<number, string> | null;
+  /**
+   * A value lane under the tokens it covers (`at`): a colour per token, or null for "no value"
+   * (drawn hatched, never coloured); `value` is the token's number as its data-value.
+   */
+  lane?: {
+    at(i: number): boolean;
+    colour(i: number): string | null;
+    value(i: number): string;
+  } | null;
+  /** Turn index -> an element shown beside that turn's label. */
+  turnNotes?: ReadonlyMap<number, HTMLElement> | null;
 }
 
 /** What the strip reads of an episode (our trajectories and imported dumps alike). */
@@ -205,7 +216,11 @@ export function renderTokenStrip(
   groups
     .append('div')
     .attr('class', 'turn-label')
-    .text((d) => `turn ${d.turn}`);
+    .text((d) => `turn ${d.turn}`)
+    .each(function (d) {
+      const note = opts.turnNotes?.get(d.turn);
+      if (note) (this as HTMLElement).appendChild(note);
+    });
   const chips = groups
     .append('div')
     .attr('class', 'chips')
@@ -253,6 +268,7 @@ export function renderTokenStrip(
       .attr('data-adv', (d) => heat[d.i - 1].toFixed(4))
       .attr('aria-hidden', 'true');
   }
+  if (opts.lane) drawLane(chips, opts.lane);
   if (view && placeholderAt.size) {
     // A marker after each emptied or summarised observation's <obs>: what the call saw instead.
     chips
@@ -278,6 +294,20 @@ export function renderTokenStrip(
     lane.append('i').attr('class', (d) => `g${mask.hasGradient[d.i - 1] ? ' on' : ''}`);
   }
   return strip;
+}
+
+/** The value lane under the chips it covers (see StripOptions.lane). */
+function drawLane(
+  chips: Selection<HTMLSpanElement, ChipDatum, HTMLDivElement, unknown>,
+  lane: NonNullable<StripOptions['lane']>,
+): void {
+  chips
+    .filter((d) => lane.at(d.i))
+    .append('span')
+    .attr('class', (d) => (lane.colour(d.i) === null ? 'vlane none' : 'vlane'))
+    .attr('data-value', (d) => lane.value(d.i))
+    .attr('aria-hidden', 'true')
+    .style('background', (d) => lane.colour(d.i));
 }
 
 /** The detail panel of one token. */

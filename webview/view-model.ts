@@ -7,7 +7,13 @@ import { type ContextPolicy, contextView } from '../src/core/context/policy.js';
 import { callTexts, OWNER } from '../src/core/gym/episode.js';
 import { OBS_START } from '../src/core/gym/grammar.js';
 import type { CreditResult, RerunResult, Stats } from '../src/protocol/trainer.js';
-import type { MaskBug, MaskCheckResult, SourceInfo, TrajectoryJSON } from '../src/protocol/webview.js';
+import type {
+  DumpMismatch,
+  MaskBug,
+  MaskCheckResult,
+  SourceInfo,
+  TrajectoryJSON,
+} from '../src/protocol/webview.js';
 
 /** A job the webview asked the host for: pending, its last progress line, its error. */
 export interface JobState {
@@ -54,6 +60,9 @@ export interface ViewModel {
   evals?: EvalCell[];
   evalJob?: JobState;
   retrainJob?: JobState;
+  /** The dump file's mismatch (the file view), once asked for and answered. */
+  mismatch?: DumpMismatch | null;
+  mismatchJob?: JobState;
   /** How many steps a retraining runs (the field beside its button). */
   retrainSteps?: number;
   /** The retrained run's label, once done. */

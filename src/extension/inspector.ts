@@ -318,6 +318,10 @@ export class Inspector implements vscode.Disposable {
         return this.browse(m.query);
       case 'dumpNav':
         return this.dumpNav(m.direction, m.rule);
+      case 'dumpRecord':
+        return this.dumpRecord(m.record);
+      case 'mismatch':
+        return this.mismatch(m);
       case 'openDashboard':
         return this.openDashboard();
       case 'maskCheck':
@@ -368,6 +372,27 @@ export class Inspector implements vscode.Disposable {
   private browse(query: string): void {
     const dir = this.current?.src.runDir;
     if (dir) this.hooks.browse?.(dir, query);
+  }
+
+  /** Show a record of the dump file shown (the page focuses the token it asked for). */
+  private async dumpRecord(record: number): Promise<void> {
+    const r = this.dump;
+    if (r && record < r.summary.records) await this.showDump(r.file, r.summary, record);
+  }
+
+  /** The mismatch of the whole dump file shown, for the page's file view. */
+  private mismatch(m: Request<'mismatch'>): Promise<void> | undefined {
+    const r = this.dump;
+    if (!r) return;
+    const job = {
+      kind: 'dumpMismatch',
+      file: r.file.file,
+      tokenizer: r.file.tokenizer,
+      format: r.summary.format,
+    } as const;
+    return this.analysis(m, job, (result) =>
+      this.post({ type: 'mismatchResult', requestId: m.requestId, result }),
+    );
   }
 
   /** Show the previous or next record of the dump file with findings (of `rule`, or any). */

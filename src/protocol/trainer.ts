@@ -19,7 +19,7 @@
 import * as v from 'valibot';
 import { ContextPolicySchema } from '../core/context/policy.js';
 import { DUMP_FORMATS } from '../core/dumps/formats/index.js';
-import { DumpFileSummarySchema, DumpViewSchema } from '../core/dumps/view-schema.js';
+import { DumpFileSummarySchema, DumpMismatchSchema, DumpViewSchema } from '../core/dumps/view-schema.js';
 import { OWNER_NAMES } from '../core/gym/episode.js';
 import { SCRIPTED_POLICIES, TASK_SPLITS } from '../core/gym/names.js';
 import { TrajectoryJSONSchema } from '../core/gym/trajectory-json.js';
@@ -50,7 +50,7 @@ import {
 export type { Credit, Estimator } from '../core/rl/credit.js';
 export { CreditSchema, ESTIMATORS } from '../core/rl/credit.js';
 export type { Result };
-export { DumpFileSummarySchema, DumpViewSchema, MAX_PATH };
+export { DumpFileSummarySchema, DumpMismatchSchema, DumpViewSchema, MAX_PATH };
 
 /** Episodes a sampling job may write. */
 export const MAX_SAMPLE_EPISODES = 100_000;
@@ -400,6 +400,12 @@ export const JOBS = {
       bytes: int(0, 2 ** 31 - 1),
     },
     strict({ views: list(DumpViewSchema, 0, 1000) }),
+  ),
+  /** The mismatch of a whole dump file for the inspector's file view (view-schema.ts's DumpMismatch). */
+  dumpMismatch: long(
+    { file: Folder, tokenizer: v.nullable(Folder), format: oneOf(['auto', ...DUMP_FORMATS] as const) },
+    DumpMismatchSchema,
+    'percent',
   ),
   /** The episode table of a run (read in the trainer process: a run can hold 100 000 episodes). */
   episodeTable: quick(

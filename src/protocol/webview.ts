@@ -44,6 +44,7 @@ import {
   type CreditResult,
   CreditResultSchema,
   DumpFileSummarySchema,
+  DumpMismatchSchema,
   DumpViewSchema,
   EpisodeTableSchema,
   EvalContextResultSchema,
@@ -58,6 +59,9 @@ import {
   RerunResultSchema,
 } from './trainer.js';
 
+export { RULE_FIGURES, SUMMARY_FIGURES, sampleRules } from '../core/dumps/mismatch.js';
+export { tokenRulesOf } from '../core/dumps/mismatch-lane.js';
+export type { DumpMismatch } from '../core/dumps/view-schema.js';
 /** An episode as the webview receives it (the `episode` of show, the episodes of a rerun). */
 export type { TrajectoryJSON } from '../core/gym/trajectory-json.js';
 /** The mask bugs the mask debugger offers, and their labels: the `bug` of a maskCheck message. */
@@ -129,7 +133,7 @@ export const SourceInfoSchema = strict({
 export type SourceInfo = v.InferOutput<typeof SourceInfoSchema>;
 
 /** The analyses an inspector runs in the trainer process (at most one of each at a time). */
-export const ANALYSIS_OPS = ['credit', 'rerun', 'evaluate', 'retrain'] as const;
+export const ANALYSIS_OPS = ['credit', 'rerun', 'evaluate', 'retrain', 'mismatch'] as const;
 export type AnalysisOp = (typeof ANALYSIS_OPS)[number];
 
 const ToWebviewSchema = v.variant(
@@ -176,6 +180,7 @@ const ToWebviewSchema = v.variant(
       samples: int(1, 1000),
     }),
     v.strictObject({ type: v.literal('jobProgress'), requestId: RequestId, message: anyText(10_000) }),
+    v.strictObject({ type: v.literal('mismatchResult'), requestId: RequestId, result: DumpMismatchSchema }),
     v.strictObject({
       type: v.literal('jobError'),
       requestId: RequestId,
@@ -194,6 +199,8 @@ const FromWebviewSchema = v.variant(
     v.strictObject({ type: v.literal('ready') }),
     v.strictObject({ type: v.literal('maskCheck'), requestId: RequestId, bug: oneOf(MASK_BUGS) }),
     v.strictObject({ type: v.literal('credit'), requestId: RequestId }),
+    v.strictObject({ type: v.literal('mismatch'), requestId: RequestId }),
+    v.strictObject({ type: v.literal('dumpRecord'), record: int(0, 1e9), position: int(0, 1e12) }),
     v.strictObject({
       type: v.literal('rerun'),
       requestId: RequestId,

@@ -21,8 +21,11 @@ import {
   readRecordAt,
   sampleView,
 } from '../core/dumps/index.js';
+import { mismatchLane } from '../core/dumps/mismatch-lane.js';
+import { dumpMismatchOf } from '../core/dumps/mismatch-view.js';
 import type { Owners } from '../core/dumps/owners.js';
 import type { DumpSample } from '../core/dumps/sample.js';
+import type { DumpMismatch } from '../core/dumps/view-schema.js';
 import { RECORD_TEXT_CHARS, type RecordStats } from '../core/dumps/view-schema.js';
 import type { JobOf } from '../protocol/trainer.js';
 
@@ -48,10 +51,8 @@ export interface DumpHooks {
   cancelled(): boolean;
 }
 
-/** Lint and index a dump file; the summary the explorer and the inspector show. */
-export async function dumpOpen(job: JobOf<'dumpOpen'>, hooks: DumpHooks): Promise<DumpFileSummary> {
-  const { tok, error } = tokenizerFor(job.file, job.tokenizer);
-  if (error) throw new Error(`the tokenizer could not be loaded: ${error}`);
+/** Progress in percent, at most every 250 ms, and an abort when the job is cancelled. */
+function percentHooks(hooks: DumpHooks) {
   const abort = new AbortController();
   let last = 0;
   const onProgress = (done: number, total: number) => {
@@ -62,6 +63,24 @@ export async function dumpOpen(job: JobOf<'dumpOpen'>, hooks: DumpHooks): Promis
     const pct = total ? Math.round((100 * done) / total) : 100;
     hooks.progress(pct, 100, `${pct} % read`);
   };
+  return { abort, onProgress };
+}
+
+/** The mismatch of a whole dump file for the file view (a cancelled job returns what was read). */
+export async function dumpMismatch(job: JobOf<'dumpMismatch'>, hooks: DumpHooks): Promise<DumpMismatch> {
+  const { tok, error } = tokenizerFor(job.file, job.tokenizer);
+  if (error) throw new Error(`the tokenizer could not be loaded: ${error}`);
+  const { abort, onProgress } = percentHooks(hooks);
+  const r = await dumpMismatchOf(job.file, { tok, format: job.format, signal: abort.signal, onProgress });
+  if (!r.ok) throw new Error(r.error);
+  return r.value;
+}
+
+/** Lint and index a dump file; the summary the explorer and the inspector show. */
+export async function dumpOpen(job: JobOf<'dumpOpen'>, hooks: DumpHooks): Promise<DumpFileSummary> {
+  const { tok, error } = tokenizerFor(job.file, job.tokenizer);
+  if (error) throw new Error(`the tokenizer could not be loaded: ${error}`);
+  const { abort, onProgress } = percentHooks(hooks);
   const byRecord = new Map<number, Finding[]>();
   const stats = new RecordStatsBuilder(tok);
   if (!job.lint) {
@@ -199,7 +218,8 @@ export async function dumpSample(job: JobOf<'dumpSample'>): Promise<{ views: Dum
     const key = (f: Finding) => `${f.rule}:${f.positions.join(',')}`;
     const seen = new Set(findings.map(key));
     const all = [...findings, ...known.filter((f) => !seen.has(key(f)))];
-    return sampleView(s, owners, all, tok);
+    const mismatch = mismatchLane(s, owners.source === 'mask' ? undefined : owners.owner);
+    return { ...sampleView(s, owners, all, tok), mismatch };
   });
   return { views };
 }

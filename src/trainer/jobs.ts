@@ -28,7 +28,7 @@ import type { JOBS, JobKind, JobOf, JobResults } from '../protocol/trainer.js';
 import { policyLabel } from '../protocol/webview.js';
 import { creditTableJob, evalContextJob, loadModel, rerunJob, runConfig } from './analysis-jobs.js';
 import { creditHooks } from './credit-train.js';
-import { dumpOpen, dumpSample } from './dump-jobs.js';
+import { dumpMismatch, dumpOpen, dumpSample } from './dump-jobs.js';
 
 /** What every job's handler gets. */
 export interface JobContext {
@@ -180,6 +180,12 @@ export const jobs: JobRegistry = {
   },
   async dumpSample(job) {
     return dumpSample(job);
+  },
+  async dumpMismatch(job, ctx) {
+    return dumpMismatch(job, {
+      progress: (done, total, message) => ctx.progress(done, total, message),
+      cancelled: () => ctx.cancelled,
+    });
   },
   async episodeTable(job) {
     const warnings: string[] = [];

@@ -48,5 +48,6 @@ export const JOB_SAMPLES: { [K in JobKind]: JobOf<K> } = {
     offset: 0,
     bytes: 10,
   },
+  dumpMismatch: { kind: 'dumpMismatch', file: '/d.jsonl', tokenizer: null, format: 'auto' },
   episodeTable: { kind: 'episodeTable', runDir: '/r/a' },
 };

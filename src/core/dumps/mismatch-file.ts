@@ -24,6 +24,8 @@ export interface MismatchFileOptions extends ScanHooks, RankLimits {
   tok?: DumpTokenizer;
   format?: DumpFormat | 'auto';
   thresholds?: MismatchThresholds;
+  /** Called with each sample and its deltas on the first reading (to keep a sample of tokens). */
+  onDeltas?: (s: DumpSample, deltas: SampleDeltas) => void;
 }
 
 /** The figures of one file (or, with `steps`, of a run's step files together). */
@@ -147,7 +149,11 @@ async function accumulate(
 ): Promise<Result<{ acc: MismatchAccumulator; scan: Scan; sources: Set<OwnerSource> }>> {
   const acc = new MismatchAccumulator(opts.thresholds ?? DEFAULT_THRESHOLDS, opts);
   const sources = new Set<OwnerSource>();
-  const r = await scanFile(path, opts, (s) => acc.addSample(s, deltasOf(s, opts.tok, sources), step));
+  const r = await scanFile(path, opts, (s) => {
+    const deltas = deltasOf(s, opts.tok, sources);
+    acc.addSample(s, deltas, step);
+    opts.onDeltas?.(s, deltas);
+  });
   return r.ok ? ok({ acc, scan: r.value, sources }) : r;
 }
 

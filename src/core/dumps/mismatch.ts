@@ -272,7 +272,7 @@ export interface SampleMismatch extends GroupFigures {
 
 /** The fractions of samples that the sample-level rules mask, from per-sample figures alone. */
 export function sampleRules(
-  samples: readonly SampleMismatch[],
+  samples: readonly Pick<SampleMismatch, 'tokens' | 'geo_ratio' | 'min_d' | 'max_d'>[],
   t: Pick<MismatchThresholds, 'geo_seq' | 'veto'>,
 ): Pick<RuleFractions, 'geo_seq' | 'veto'> {
   let n = 0;

@@ -20,6 +20,7 @@ import {
   text,
 } from '../schema.js';
 import { DUMP_FORMATS } from './formats/index.js';
+import { MismatchThresholdsSchema, type RULE_FIGURES } from './mismatch.js';
 
 const nullableNumbers = (max: number) =>
   v.custom<(number | null)[]>(
@@ -88,6 +89,106 @@ export const DumpFileSummarySchema = strict({
 });
 export type DumpFileSummary = v.InferOutput<typeof DumpFileSummarySchema>;
 
+const maybe = v.nullable(finite());
+
+/** The rules that mask single tokens, and those that mask a whole sample (mismatch.ts's RULE_FIGURES). */
+export const TOKEN_RULES = [
+  'tis',
+  'icepop',
+  'dppo',
+] as const satisfies readonly (keyof typeof RULE_FIGURES)[];
+export const SAMPLE_RULES = ['geo_seq', 'veto'] as const satisfies readonly (keyof typeof RULE_FIGURES)[];
+
+/**
+ * A sample's train-inference mismatch (mismatch.ts's definitions): d per token, the tokens each
+ * token-level rule would mask, the sample-level rules that would mask it whole, and each turn's
+ * figures. Positions are token indexes of this sample (0..T-1), turns' in the record's frame.
+ */
+export const MismatchLaneSchema = strict({
+  /** d = trainer − sampler log-prob [T] (nats); null off the loss mask and on placeholders. */
+  d: NullableNumbers,
+  masks: list(strict({ rule: oneOf(TOKEN_RULES), positions: numbers(MAX_TRAJECTORY_TOKENS) }), 0, 3),
+  sampleMasks: list(oneOf(SAMPLE_RULES), 0, 2),
+  geoRatio: maybe,
+  thresholds: MismatchThresholdsSchema,
+  /** Each contiguous run of loss mask 1: [start, end) in the record's frame, its mismatchTurn figures. */
+  turns: list(
+    strict({
+      start: int(0, 1e12),
+      end: int(0, 1e12),
+      tokens: int(0, 1e9),
+      excluded: int(0, 1e9),
+      log_ratio: maybe,
+      geo_ratio: maybe,
+      abs_mean: maybe,
+      abs_max: maybe,
+      abs_max_position: v.nullable(int(0, 1e12)),
+      k3: maybe,
+    }),
+    0,
+    100_000,
+  ),
+});
+export type MismatchLane = v.InferOutput<typeof MismatchLaneSchema>;
+
+/** At most this many tokens are kept for the file view's scatter plots and token-rule sliders. */
+export const MISMATCH_POINTS = 20_000;
+const MAX_SAMPLES = 10_000_000;
+
+/**
+ * The mismatch of a whole dump file as the file view shows it: mismatch.ts's figures, each sample's
+ * figures (columns over the samples with a token that counts, file order), the worst samples, and a
+ * seeded uniform sample of at most MISMATCH_POINTS tokens (columns) for the plots and token rules.
+ */
+export const DumpMismatchSchema = strict({
+  file: text(MAX_PATH),
+  format: oneOf(DUMP_FORMATS),
+  records: int(0, 1e9),
+  cancelled: bool(),
+  tokens: int(0, 1e15),
+  trained: int(0, 1e15),
+  missing: int(0, 1e15),
+  notSampled: int(0, 1e15),
+  summary: strict({
+    k1: maybe,
+    k3: maybe,
+    abs_mean: maybe,
+    abs_p50: maybe,
+    abs_p99: maybe,
+    abs_max: maybe,
+    frac_abs_over: strict({ '0.5': maybe, '1': maybe, '0.693': maybe }),
+    mean_exp_abs: maybe,
+    chi2: maybe,
+    ess: maybe,
+  }),
+  rules: strict({ tis: maybe, icepop: maybe, geo_seq: maybe, veto: maybe, dppo: maybe }),
+  thresholds: MismatchThresholdsSchema,
+  samples: strict({
+    record: numbers(MAX_SAMPLES),
+    tokens: numbers(MAX_SAMPLES),
+    geoRatio: numbers(MAX_SAMPLES),
+    minD: numbers(MAX_SAMPLES),
+    maxD: numbers(MAX_SAMPLES),
+  }),
+  /** The samples with the largest max |d| (the first: the worst), its position in the record's frame. */
+  worst: list(strict({ record: int(0, 1e9), absMax: finite(), position: int(0, 1e12) }), 0, 100),
+  /** The token sample: position in the record, d, sampler and trainer log-probs, advantage (null: none). */
+  points: strict({
+    position: numbers(MISMATCH_POINTS),
+    d: numbers(MISMATCH_POINTS),
+    sampler: numbers(MISMATCH_POINTS),
+    trainer: numbers(MISMATCH_POINTS),
+    advantage: v.custom<(number | null)[]>(
+      (x) =>
+        Array.isArray(x) && x.length <= MISMATCH_POINTS && x.every((n) => n === null || Number.isFinite(n)),
+      'expected numbers or null',
+    ),
+  }),
+  /** The seed of the token sample. */
+  seed: int(0, 2 ** 32 - 1),
+});
+export type DumpMismatch = v.InferOutput<typeof DumpMismatchSchema>;
+
 /** One sample as the strip shows it: per token [T]. */
 export const DumpViewSchema = strict({
   record: int(0, 1e9),
@@ -121,5 +222,7 @@ export const DumpViewSchema = strict({
   ),
   ownerSource: text(20),
   roles: list(anyText(100), 0, 100_000),
+  /** The mismatch lane, when the sample carries both log-probs. */
+  mismatch: v.optional(v.nullable(MismatchLaneSchema)),
 });
 export type DumpView = v.InferOutput<typeof DumpViewSchema>;

@@ -1,0 +1,134 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { DumpMismatch } from '../../src/protocol/webview.js';
+import { renderFileMismatch } from '../../webview/dump.js';
+import { renderMismatchFile } from '../../webview/mismatch-file.js';
+import { doc } from './fixtures.js';
+
+/** Four tokens (d = 0.1, −0.8, 1.2, 0.0) and three samples; every figure the test needs is written out. */
+function answer(): DumpMismatch {
+  const d = [0.1, -0.8, 1.2, 0];
+  const sampler = [-1, -0.2, -3, -0.5];
+  return {
+    file: '/f.jsonl',
+    format: 'nemo-rl',
+    records: 3,
+    cancelled: false,
+    tokens: 4,
+    trained: 5,
+    missing: 1,
+    notSampled: 0,
+    summary: {
+      k1: 0.1,
+      k3: 0.2,
+      abs_mean: 0.525,
+      abs_p50: 0.1,
+      abs_p99: 1.2,
+      abs_max: 1.2,
+      frac_abs_over: { '0.5': 0.5, '1': 0.25, '0.693': 0.5 },
+      mean_exp_abs: 1.9,
+      chi2: 1.5,
+      ess: 0.6,
+    },
+    rules: { tis: 0.25, icepop: 0.5, geo_seq: 1, veto: 0, dppo: 0 },
+    thresholds: { tis: 2, icepop: [0.5, 2], geo_seq: [0.99, 1.01], veto: [1e-4, 100], dppo: 0.2 },
+    samples: {
+      record: [0, 1, 2],
+      tokens: [2, 1, 1],
+      geoRatio: [Math.exp(-0.35), Math.exp(1.2), 1.005],
+      minD: [-0.8, 1.2, 0],
+      maxD: [0.1, 1.2, 0],
+    },
+    worst: [
+      { record: 1, absMax: 1.2, position: 7 },
+      { record: 0, absMax: 0.8, position: 3 },
+    ],
+    points: {
+      position: [2, 3, 7, 1],
+      d,
+      sampler,
+      trainer: sampler.map((s, k) => s + d[k]),
+      advantage: [1, -1, null, 1],
+    },
+    seed: 1,
+  };
+}
+
+describe('the file view of a dump’s mismatch', () => {
+  it('shows every summary figure with its unit and the trainers’ names in its tooltip', () => {
+    const box = renderMismatchFile(doc(), answer());
+    const k3 = box.querySelector('.mm-fig-k3');
+    assert.match(k3?.textContent ?? '', /k30\.2000nats/);
+    assert.match(k3?.getAttribute('title') ?? '', /prime-rl mismatch_kl/);
+    assert.match(
+      box.querySelector('.mm-fig-mean_exp_abs')?.getAttribute('title') ?? '',
+      /token_mult_prob_error/,
+    );
+  });
+
+  it('a worst sample opens at its worst token', () => {
+    const opened: [number, number][] = [];
+    const box = renderMismatchFile(doc(), answer(), { onOpen: (r, p) => opened.push([r, p]) });
+    (box.querySelector('.mm-worst button') as HTMLElement).click();
+    assert.deepEqual(opened, [[1, 7]]);
+  });
+
+  it('the two scatter plots carry every sampled token, and say they are a sample', () => {
+    const box = renderMismatchFile(doc(), answer());
+    for (const cls of ['mm-by-position', 'mm-by-prob'])
+      assert.equal(box.querySelector(`.${cls} path.points`)?.getAttribute('data-points'), '4');
+    assert.match(box.textContent ?? '', /seeded sample of 4 of the 4 tokens/);
+  });
+
+  it('the sliders recompute the fractions at once: token rules over the sample, sequence rules exactly', () => {
+    const d = doc();
+    const box = renderMismatchFile(d, answer());
+    d.body.appendChild(box);
+    const frac = (r: string) => box.querySelector(`.mm-rule-${r} .mm-frac`)?.textContent;
+    // r = e^0.1 = 1.105, e^−0.8 = 0.449, e^1.2 = 3.32, 1. TIS C = 2: one of 4. IcePop [0.5, 2]: two of 4.
+    assert.equal(frac('tis'), '25.00 %');
+    assert.equal(frac('icepop'), '50.00 %');
+    // geo [0.99, 1.01]: samples 0 (0.705) and 1 (3.32) out, 2 (1.005) in: 2 of 3. Veto [1e-4, 100]: none.
+    assert.equal(frac('geo_seq'), '66.67 %');
+    assert.equal(frac('veto'), '0.00 %');
+    // DPPO δ 0.2 over the 3 tokens with an advantage: token 0 A>0, dp = e^−0.9 − e^−1 = 0.0387; token 1
+    // A<0, dp = e^−1 − e^−0.2 = −0.451 < −0.2: masked; token 3 A>0, dp = 0. One of 3.
+    assert.equal(frac('dppo'), '33.33 %');
+    const move = (id: string, value: string) => {
+      const input = box.querySelector(`#mm-${id}`) as HTMLInputElement;
+      input.value = value;
+      input.dispatchEvent(new d.defaultView!.Event('input'));
+    };
+    move('tis', '1.05'); // r > 1.05: tokens 0 and 2.
+    assert.equal(frac('tis'), '50.00 %');
+    move('geo-high', '1.004'); // sample 2 (1.005) now out too.
+    assert.equal(frac('geo_seq'), '100.00 %');
+    move('veto-high', '0.5'); // 10^0.5 = 3.16: sample 1's r = 3.32 is vetoed.
+    assert.equal(frac('veto'), '33.33 %');
+    move('dppo', '0.5'); // |dp| 0.451 < 0.5: nothing.
+    assert.equal(frac('dppo'), '0.00 %');
+    assert.equal(
+      box.querySelector('.mm-rule-tis td:last-child')?.textContent,
+      '25.00 %',
+      'the file’s figure stays',
+    );
+  });
+
+  it('the dump page asks for the file view, shows its progress with a cancel, then the view', () => {
+    const calls: string[] = [];
+    const h = {
+      onMismatch: () => calls.push('ask'),
+      onCancelMismatch: () => calls.push('cancel'),
+      onOpenAt: (r: number, p: number) => calls.push(`open ${r} ${p}`),
+    };
+    const idle = renderFileMismatch(doc(), { result: null, job: null }, h);
+    (idle.querySelector('#file-mismatch') as HTMLElement).click();
+    const job = { pending: true, progress: '40 % read', error: null };
+    const running = renderFileMismatch(doc(), { result: null, job }, h);
+    assert.match(running.textContent ?? '', /40 % read/);
+    (running.querySelector('#cancel-mismatch') as HTMLElement).click();
+    const done = renderFileMismatch(doc(), { result: answer(), job: null }, h);
+    (done.querySelector('.mm-worst button') as HTMLElement).click();
+    assert.deepEqual(calls, ['ask', 'cancel', 'open 1 7']);
+  });
+});

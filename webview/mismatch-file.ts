@@ -1,0 +1,322 @@
+/**
+ * The file view of a dump's train-inference mismatch (a dumpMismatch job's answer): the summary
+ * figures with units and the trainers' names, the worst samples (each opens at its worst token),
+ * |d| against position and d against the sampler's probability over a seeded token sample, and the
+ * rules' masked fractions with threshold sliders that recompute at once: token rules over the token
+ * sample, sequence rules exactly over every sample's figures (sampleRules).
+ */
+import { scaleLinear, select } from 'd3';
+import type { DumpMismatch } from '../src/protocol/webview.js';
+import { RULE_FIGURES, SUMMARY_FIGURES, sampleRules, tokenRulesOf } from '../src/protocol/webview.js';
+import { drawYAxis, SVG } from './axes.js';
+import { el, labelFor, linkButton, section } from './dom.js';
+import { num } from './mismatch-lane.js';
+
+type Thresholds = DumpMismatch['thresholds'];
+type Rule = keyof typeof RULE_FIGURES;
+const RULES = Object.keys(RULE_FIGURES) as Rule[];
+
+export interface MismatchFileHandlers {
+  /** Open record `record` at the token at `position` (in the record's frame). */
+  onOpen?(record: number, position: number): void;
+}
+
+/** Each sample's figures as sampleRules reads them (built once per answer). */
+export function samplesOf(m: DumpMismatch) {
+  const s = m.samples;
+  return s.record.map((_, k) => ({
+    tokens: s.tokens[k],
+    geo_ratio: s.geoRatio[k],
+    min_d: s.minD[k],
+    max_d: s.maxD[k],
+  }));
+}
+
+/** The masked fraction of each rule at thresholds `t`: token rules over the token sample, sequence rules exact. */
+export function ruleFractions(
+  m: DumpMismatch,
+  samples: ReturnType<typeof samplesOf>,
+  t: Thresholds,
+): Record<Rule, number | null> {
+  const p = m.points;
+  const counts = { tis: 0, icepop: 0, dppo: 0 };
+  let withAdvantage = 0;
+  for (let k = 0; k < p.d.length; k++) {
+    const a = p.advantage[k];
+    if (a !== null) withAdvantage++;
+    for (const r of tokenRulesOf(p.d[k], p.sampler[k], p.trainer[k], a ?? undefined, t)) counts[r]++;
+  }
+  const n = p.d.length;
+  return {
+    tis: n ? counts.tis / n : null,
+    icepop: n ? counts.icepop / n : null,
+    dppo: withAdvantage ? counts.dppo / withAdvantage : null,
+    ...sampleRules(samples, t),
+  };
+}
+
+/** A threshold slider: its label, range (log10 of the value when `log`), and where in the thresholds it goes. */
+interface Slider {
+  id: string;
+  label: string;
+  min: number;
+  max: number;
+  step: number;
+  log: boolean;
+  get(t: Thresholds): number;
+  set(t: Thresholds, x: number): void;
+}
+
+const band = (rule: 'icepop' | 'geo_seq' | 'veto', k: 0 | 1) => ({
+  get: (t: Thresholds) => t[rule][k],
+  set: (t: Thresholds, x: number) => {
+    t[rule][k] = x;
+  },
+});
+
+export const SLIDERS: Slider[] = [
+  {
+    id: 'tis',
+    label: 'tis C',
+    min: 1,
+    max: 10,
+    step: 0.05,
+    log: false,
+    get: (t) => t.tis,
+    set: (t, x) => {
+      t.tis = x;
+    },
+  },
+  { id: 'icepop-low', label: 'icepop low', min: 0.05, max: 1, step: 0.01, log: false, ...band('icepop', 0) },
+  { id: 'icepop-high', label: 'icepop high', min: 1, max: 10, step: 0.05, log: false, ...band('icepop', 1) },
+  { id: 'geo-low', label: 'geo_seq low', min: 0.9, max: 1, step: 0.001, log: false, ...band('geo_seq', 0) },
+  { id: 'geo-high', label: 'geo_seq high', min: 1, max: 1.1, step: 0.001, log: false, ...band('geo_seq', 1) },
+  { id: 'veto-low', label: 'veto low (log10)', min: -8, max: -0.5, step: 0.1, log: true, ...band('veto', 0) },
+  { id: 'veto-high', label: 'veto high (log10)', min: 0.5, max: 8, step: 0.1, log: true, ...band('veto', 1) },
+  {
+    id: 'dppo',
+    label: 'dppo δ',
+    min: 0,
+    max: 1,
+    step: 0.01,
+    log: false,
+    get: (t) => t.dppo,
+    set: (t, x) => {
+      t.dppo = x;
+    },
+  },
+];
+
+const pct = (x: number | null) => (x === null ? '—' : `${(100 * x).toFixed(2)} %`);
+
+/** The summary figures: value, unit, and (tooltip) what the trainers call it. */
+function renderSummary(doc: Document, m: DumpMismatch): HTMLElement {
+  const table = el(doc, 'table', 'mm-summary');
+  const row = (name: string, value: string, unit: string, tip: string) => {
+    const tr = el(doc, 'tr', `mm-fig mm-fig-${name}`);
+    tr.title = tip;
+    tr.append(el(doc, 'th', '', name), el(doc, 'td', '', value), el(doc, 'td', 'unit', unit));
+    table.appendChild(tr);
+  };
+  for (const [k, f] of Object.entries(SUMMARY_FIGURES) as [
+    keyof typeof SUMMARY_FIGURES,
+    (typeof SUMMARY_FIGURES)[keyof typeof SUMMARY_FIGURES],
+  ][]) {
+    const v = m.summary[k];
+    if (typeof v === 'object' && v !== null)
+      for (const [level, x] of Object.entries(v)) row(`${k} > ${level}`, num(x), f.unit, f.trainers);
+    else row(k, num(v), f.unit, f.trainers);
+  }
+  return table;
+}
+
+/** The worst samples, each a link that opens the sample at its worst token. */
+function renderWorst(doc: Document, m: DumpMismatch, h: MismatchFileHandlers): HTMLElement {
+  const list = el(doc, 'ol', 'mm-worst');
+  for (const w of m.worst) {
+    const li = el(doc, 'li', '');
+    li.appendChild(
+      linkButton(
+        doc,
+        '',
+        `record ${w.record + 1}: max |d| ${num(w.absMax)} nats at token #${w.position}`,
+        () => h.onOpen?.(w.record, w.position),
+      ),
+    );
+    list.appendChild(li);
+  }
+  return list;
+}
+
+/** A scatter plot of (x, y) points drawn as one path of small squares (20 000 points, one element). */
+export function renderScatter(
+  doc: Document,
+  xs: readonly number[],
+  ys: readonly number[],
+  labels: { x: string; y: string; aria: string; cls: string },
+): SVGSVGElement {
+  const width = 420;
+  const height = 220;
+  const margin = { top: 10, right: 10, bottom: 34, left: 56 };
+  const extent = (a: readonly number[]) => [Math.min(0, ...a), Math.max(1e-9, ...a)] as [number, number];
+  const x = scaleLinear()
+    .domain(extent(xs))
+    .nice()
+    .range([margin.left, width - margin.right]);
+  const y = scaleLinear()
+    .domain(extent(ys))
+    .nice()
+    .range([height - margin.bottom, margin.top]);
+  const svg = doc.createElementNS(SVG, 'svg') as SVGSVGElement;
+  const root = select(svg)
+    .attr('class', `mm-scatter ${labels.cls}`)
+    .attr('viewBox', `0 0 ${width} ${height}`)
+    .attr('role', 'img')
+    .attr('aria-label', labels.aria);
+  drawYAxis(
+    root,
+    y,
+    { left: margin.left, labelX: 12, top: margin.top, bottom: height - margin.bottom },
+    labels.y,
+  );
+  const step = 1.6;
+  let d = '';
+  for (let k = 0; k < xs.length; k++)
+    d += `M${x(xs[k]).toFixed(1)} ${y(ys[k]).toFixed(1)}h${step}v${step}h-${step}z`;
+  root.append('path').attr('class', 'points').attr('d', d).attr('data-points', String(xs.length));
+  const ticks = x.ticks(5);
+  const axis = root.append('g').attr('class', 'axis x-axis');
+  axis
+    .selectAll('text')
+    .data(ticks)
+    .join('text')
+    .attr('x', (t) => x(t))
+    .attr('y', height - margin.bottom + 14)
+    .attr('text-anchor', 'middle')
+    .text((t) => String(t));
+  root
+    .append('text')
+    .attr('class', 'axis-label x-label')
+    .attr('x', (margin.left + width - margin.right) / 2)
+    .attr('y', height - 4)
+    .attr('text-anchor', 'middle')
+    .text(labels.x);
+  return svg;
+}
+
+/** The rules' fractions with sliders that recompute them on every move. */
+function renderRules(doc: Document, m: DumpMismatch): HTMLElement {
+  const box = el(doc, 'div', 'mm-rules');
+  const t: Thresholds = structuredClone(m.thresholds);
+  const samples = samplesOf(m);
+  const table = el(doc, 'table', 'mm-rule-table');
+  const head = el(doc, 'tr', '');
+  for (const c of ['rule', 'masks', 'at these thresholds', 'counted over', 'whole file at the defaults'])
+    head.appendChild(el(doc, 'th', '', c));
+  table.appendChild(el(doc, 'thead', '')).appendChild(head);
+  const cells = new Map<Rule, HTMLElement>();
+  const body = el(doc, 'tbody', '');
+  for (const r of RULES) {
+    const tr = el(doc, 'tr', `mm-rule mm-rule-${r}`);
+    tr.title = RULE_FIGURES[r].source;
+    const cell = el(doc, 'td', 'mm-frac');
+    cells.set(r, cell);
+    const sampled = r === 'tis' || r === 'icepop' || r === 'dppo';
+    tr.append(
+      el(doc, 'th', '', r),
+      el(doc, 'td', '', RULE_FIGURES[r].of),
+      cell,
+      el(
+        doc,
+        'td',
+        '',
+        sampled
+          ? `the token sample (${m.points.d.length} tokens)`
+          : `every sample (${samples.length}), exact`,
+      ),
+      el(doc, 'td', '', pct(m.rules[r])),
+    );
+    body.appendChild(tr);
+  }
+  table.appendChild(body);
+  const update = () => {
+    const f = ruleFractions(m, samples, t);
+    for (const r of RULES) (cells.get(r) as HTMLElement).textContent = pct(f[r]);
+  };
+  const controls = el(doc, 'div', 'controls mm-sliders');
+  for (const s of SLIDERS) {
+    const input = el(doc, 'input', '');
+    input.type = 'range';
+    input.id = `mm-${s.id}`;
+    input.min = String(s.min);
+    input.max = String(s.max);
+    input.step = String(s.step);
+    input.value = String(s.log ? Math.log10(s.get(t)) : s.get(t));
+    const shown = el(doc, 'span', 'mm-value', num(s.get(t)));
+    input.addEventListener('input', () => {
+      const x = Number(input.value);
+      s.set(t, s.log ? 10 ** x : x);
+      shown.textContent = num(s.get(t));
+      update();
+    });
+    const item = el(doc, 'span', 'mm-slider');
+    item.append(labelFor(doc, input.id, s.label), input, shown);
+    controls.appendChild(item);
+  }
+  update();
+  box.append(table, controls);
+  return box;
+}
+
+/** The whole file view. */
+export function renderMismatchFile(
+  doc: Document,
+  m: DumpMismatch,
+  h: MismatchFileHandlers = {},
+): HTMLElement {
+  const box = section(
+    doc,
+    'mismatch-file',
+    'Train-inference mismatch of the file (d = trainer − sampler log-prob)',
+  );
+  const left = m.missing + m.notSampled;
+  box.appendChild(
+    el(
+      doc,
+      'p',
+      'info',
+      `${m.tokens} tokens counted of ${m.trained} trained; ${left} placeholders left out (${m.missing} missing a log-prob, ${m.notSampled} not written by the sampler)${m.cancelled ? ' · cancelled: the figures cover what was read' : ''}`,
+    ),
+  );
+  box.appendChild(renderSummary(doc, m));
+  box.appendChild(el(doc, 'h3', '', 'Worst samples (largest max |d|; click opens the sample at that token)'));
+  box.appendChild(renderWorst(doc, m, h));
+  const p = m.points;
+  box.appendChild(
+    el(
+      doc,
+      'p',
+      'status',
+      `The plots and the token rules use a seeded sample of ${p.d.length} of the ${m.tokens} tokens (seed ${m.seed}).`,
+    ),
+  );
+  const plots = el(doc, 'div', 'mm-plots');
+  plots.append(
+    renderScatter(doc, p.position, p.d.map(Math.abs), {
+      x: 'position in the sequence (tokens)',
+      y: '|d| (nats)',
+      aria: '|d| against position in the sequence',
+      cls: 'mm-by-position',
+    }),
+    renderScatter(doc, p.sampler.map(Math.exp), p.d, {
+      x: 'sampler probability',
+      y: 'd (nats)',
+      aria: 'd against the sampler’s probability',
+      cls: 'mm-by-prob',
+    }),
+  );
+  box.appendChild(plots);
+  box.appendChild(el(doc, 'h3', '', 'Correction rules: the fraction each would mask'));
+  box.appendChild(renderRules(doc, m));
+  return box;
+}

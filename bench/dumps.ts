@@ -14,7 +14,14 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { build, conversations, nemoRlLine, QWEN3_DIR, variant } from '../scripts/make-dump-fixtures.js';
+import {
+  build,
+  conversations,
+  cutVariant,
+  nemoRlLine,
+  QWEN3_DIR,
+  variant,
+} from '../scripts/make-dump-fixtures.js';
 import {
   type ChatMessage,
   indexLines,
@@ -73,14 +80,7 @@ function generate(file: string, targetMb: number, padTo: number): void {
       throw new Error(`a ${rounds}-round conversation has ${b.ids.length} tokens > --pad ${padTo}`);
     const v = variant(b, rng);
     const T = v.ids.length - 1; // NeMo-RL ends at the last <|im_end|>
-    const cut = {
-      ...v,
-      ids: v.ids.slice(0, T),
-      mask: v.mask.slice(0, T),
-      sampler: v.sampler.slice(0, T),
-      trainer: v.trainer.slice(0, T),
-      advantages: v.advantages.slice(0, T),
-    };
+    const cut = cutVariant(v, T);
     lines.push(nemoRlLine(cut, 0, padTo));
     const bad = { ...cut, mask: cut.mask.map((m, i) => (cut.ids[i] === tok.id('<|im_end|>') ? 0 : m)) };
     lines.push(nemoRlLine(bad, 0, padTo));

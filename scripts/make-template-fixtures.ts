@@ -67,7 +67,8 @@ export interface Family {
   stop?: (next: ProbeMessage | undefined) => string;
 }
 
-function addTokens(tj: Json, contents: readonly string[], special = true): void {
+/** Add tokens to a tokenizer.json's added_tokens with the next free ids (special by default). */
+export function addTokens(tj: Json, contents: readonly string[], special = true): void {
   const added = tj.added_tokens ?? [];
   let next = Math.max(...added.map((t) => t.id)) + 1;
   for (const content of contents)

@@ -33,3 +33,18 @@ export function drawYAxis(
     .attr('text-anchor', 'middle')
     .text(label);
 }
+
+/** Append a chart's x-axis label (`text.axis-label.x-label`), centred between `left` and `right`, its baseline at `y`. */
+export function drawXLabel(
+  root: Selection<SVGSVGElement, unknown, null, undefined>,
+  at: { left: number; right: number; y: number },
+  label: string,
+): void {
+  root
+    .append('text')
+    .attr('class', 'axis-label x-label')
+    .attr('x', (at.left + at.right) / 2)
+    .attr('y', at.y)
+    .attr('text-anchor', 'middle')
+    .text(label);
+}

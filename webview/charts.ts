@@ -12,7 +12,7 @@ import {
   type Smoothing,
   type TableData,
 } from '../src/protocol/webview.js';
-import { drawYAxis, SVG } from './axes.js';
+import { drawXLabel, drawYAxis, SVG } from './axes.js';
 import { el } from './dom.js';
 
 export const METRIC_LABELS: Record<string, string> = {
@@ -158,13 +158,7 @@ function drawFrame(root: Chart, metric: string, sc: ChartScales, width: number, 
         .ticks(Math.min(8, Math.max(1, (sc.x1 ?? 1) - (sc.x0 ?? 0))))
         .tickFormat((d) => String(d)),
     );
-  root
-    .append('text')
-    .attr('class', 'axis-label x-label')
-    .attr('x', (margin.left + width - margin.right) / 2)
-    .attr('y', height - 6)
-    .attr('text-anchor', 'middle')
-    .text('training step');
+  drawXLabel(root, { left: margin.left, right: width - margin.right, y: height - 6 }, 'training step');
   const place = { left: margin.left, labelX: 14, top: margin.top, bottom: height - margin.bottom };
   drawYAxis(root, sc.y, place, labelOf(metric));
 }

@@ -8,7 +8,7 @@
 import { scaleLinear, select } from 'd3';
 import type { DumpMismatch } from '../src/protocol/webview.js';
 import { RULE_FIGURES, SUMMARY_FIGURES, sampleRules, tokenRulesOf } from '../src/protocol/webview.js';
-import { drawYAxis, SVG } from './axes.js';
+import { drawXLabel, drawYAxis, SVG } from './axes.js';
 import { el, labelFor, linkButton, section } from './dom.js';
 import { num } from './mismatch-lane.js';
 
@@ -194,13 +194,7 @@ export function renderScatter(
     .attr('y', height - margin.bottom + 14)
     .attr('text-anchor', 'middle')
     .text((t) => String(t));
-  root
-    .append('text')
-    .attr('class', 'axis-label x-label')
-    .attr('x', (margin.left + width - margin.right) / 2)
-    .attr('y', height - 4)
-    .attr('text-anchor', 'middle')
-    .text(labels.x);
+  drawXLabel(root, { left: margin.left, right: width - margin.right, y: height - 4 }, labels.x);
   return svg;
 }
 

@@ -57,6 +57,12 @@ export type JobRegistry = { [K in JobKind]: JobHandler<K> };
 
 const tok = buildTokenizer(makeTasks('all'));
 
+/** A sampling run's cancel check and run-folder report, from a long job's context. */
+const runHooks = (ctx: LongJobContext) => ({
+  isCancelled: () => ctx.cancelled,
+  onRunCreated: (dir: string) => ctx.runCreated(dir),
+});
+
 /** An episode of another vocabulary cannot reach the model: say so instead of failing inside TF.js. */
 function checkVocabulary(ids: readonly number[]): void {
   const bad = ids.findIndex((id) => !Number.isInteger(id) || id < 0 || id >= tok.size);
@@ -71,8 +77,7 @@ export const jobs: JobRegistry = {
     return sampleScriptedRun(
       { ...job, backend: ctx.backend.detail },
       {
-        isCancelled: () => ctx.cancelled,
-        onRunCreated: (dir) => ctx.runCreated(dir),
+        ...runHooks(ctx),
         onStep: (h, total) =>
           ctx.progress(
             h.step + 1,
@@ -203,8 +208,7 @@ export const jobs: JobRegistry = {
         backend: ctx.backend.detail,
       },
       {
-        isCancelled: () => ctx.cancelled,
-        onRunCreated: (dir) => ctx.runCreated(dir),
+        ...runHooks(ctx),
         onStep: (h, total) =>
           ctx.progress(
             h.step + 1,

@@ -7,6 +7,7 @@ import {
   trainPolicyArm,
   windowMeansOf,
 } from './policy-arms.js';
+import { stepCurves } from './train-arms.js';
 import type { Recipe } from './types.js';
 
 export const recipeExCurriculum: Recipe = {
@@ -67,14 +68,7 @@ export const recipeExCurriculum: Recipe = {
           digits: [0, 0, ...windows.map(() => 2)],
         },
       ],
-      figures: [
-        {
-          title: 'curriculum: reads per step',
-          kind: 'curves',
-          x: done[0]?.history.map((h) => h.step) ?? [],
-          series: done.map((r) => ({ name: r.arm.name, values: r.history.map((h) => h.reads) })),
-        },
-      ],
+      figures: [stepCurves('curriculum: reads per step', done, 'reads')],
       runs: done.map((r) => r.runDir),
       notes: [],
     };

@@ -17,7 +17,7 @@ import {
   type SubmitEvidence,
   submitEvidence,
 } from './s12-7-never-submit.js';
-import { nanMean } from './train-arms.js';
+import { nanMean, stepCurves } from './train-arms.js';
 import type { Recipe, Table } from './types.js';
 
 export interface AdvantageSignal {
@@ -148,14 +148,7 @@ export const recipe127Truncation: Recipe = {
           ],
         ),
       ],
-      figures: [
-        {
-          title: 'truncation: submit rate per step',
-          kind: 'curves',
-          x: done[0]?.history.map((h) => h.step) ?? [],
-          series: done.map((r) => ({ name: r.arm.name, values: r.history.map((h) => h.submit_rate) })),
-        },
-      ],
+      figures: [stepCurves('truncation: submit rate per step', done, 'submit_rate')],
       runs: done.map((r) => r.runDir),
       notes: [],
     };

@@ -7,7 +7,7 @@ import type { RLConfig } from '../rl/config.js';
 import { type BehaviorStats, type EnvFactory, evaluate } from '../rl/grpo.js';
 import type { AdvantageFn, StepRecord } from '../rl/train.js';
 import { trainRun } from '../runs/train-run.js';
-import type { RecipeContext } from './types.js';
+import type { Figure, RecipeContext } from './types.js';
 
 export interface Arm {
   name: string;
@@ -95,4 +95,18 @@ export function windowMean(
 export function nanMean(xs: readonly number[]): number {
   const ys = xs.filter((x) => !Number.isNaN(x));
   return ys.length ? ys.reduce((a, b) => a + b, 0) / ys.length : Number.NaN;
+}
+
+/** A curves figure of one history key per step, one line per trained arm (x: the first arm's steps). */
+export function stepCurves(
+  title: string,
+  done: readonly { arm: { name: string }; history: readonly StepRecord[] }[],
+  key: keyof StepRecord,
+): Figure {
+  return {
+    title,
+    kind: 'curves',
+    x: done[0]?.history.map((h) => h.step) ?? [],
+    series: done.map((r) => ({ name: r.arm.name, values: r.history.map((h) => h[key] as number) })),
+  };
 }

@@ -84,10 +84,18 @@ describe('trajectory JSON', () => {
     for (const t of sample(6, 2)) {
       const j = JSON.parse(JSON.stringify(toTrajectoryJSON(t, tok, { step: 3, index: 1 })));
       const v = validateTrajectoryJSON(j);
-      assert.deepEqual(fromTrajectoryJSON(v), t);
+      assert.deepEqual(fromTrajectoryJSON(v), { ok: true, value: t });
       assert.equal(v.tokens.length, t.ids.length);
       assert.equal(v.step, 3);
     }
+  });
+
+  it('reads back only an episode of the BugFix gym, and says which field another tool left out', () => {
+    const j = validateTrajectoryJSON(JSON.parse(JSON.stringify(toTrajectoryJSON(sample(1, 4)[0], tok))));
+    const foreign = { ...j, task: { id: 'x' }, info: { ...j.info, single_turn: undefined } };
+    const r = fromTrajectoryJSON(foreign);
+    assert.equal(r.ok, false);
+    assert.match(r.ok ? '' : r.error, /episode\.task\.fname/);
   });
 
   it('names the field that is wrong', () => {

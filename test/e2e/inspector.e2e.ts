@@ -624,7 +624,10 @@ async function dumpFindings(): Promise<void> {
   const flagged = await rf.locator('.strip-box .strip .chip.flag').count();
   assert.ok(flagged > 0, 'findings are marked on the strip');
   assert.ok((await rf.locator('.finding-list li').count()) > 0, "this sample's findings are listed");
-  assert.match((await rf.locator('header .info').textContent()) ?? '', /^nemo-rl · record \d+ of \d+/);
+  assert.match(
+    (await rf.locator('header .info').textContent()) ?? '',
+    /^nemo-rl · sample \d+ \(of \d+, from 0\)/,
+  );
   await rf.locator('.finding-list li .link-button').first().click();
   assert.match((await rf.locator('.detail').textContent()) ?? '', /findings\S*[a-z-]+: /);
   await page.waitForTimeout(300);
@@ -761,7 +764,16 @@ async function inspectorBeside(): Promise<void> {
 async function trainAndCancel(): Promise<void> {
   await runCommand(page, 'Episode Lab: Train Agent');
   await pickRow(page, 'Train an agent', 'Train with the default config');
-  for (const title of ['Training steps', 'Seed', 'Turn budget', 'Reward', 'Loss mode', 'Context policy'])
+  for (const title of [
+    'Training steps',
+    'Seed',
+    'Turn budget',
+    'Reward',
+    'Loss mode',
+    'Context policy',
+    'Advantage estimator',
+    'Critic',
+  ])
     await acceptDefault(title);
   const spinner = page.locator('.monaco-list-row .codicon-modifier-spin');
   await toast(/step 0 \(1\/40\)/).waitFor({ timeout: 120_000 });

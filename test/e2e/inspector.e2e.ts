@@ -10,36 +10,38 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type Browser, chromium, type Frame, type Locator, type Page } from 'playwright-core';
+import { type Browser, chromium, type Frame, type Page } from 'playwright-core';
+import {
+  acceptDefault,
+  answer,
+  clickTreeRow,
+  E2E,
+  freePort,
+  jsonLines,
+  openInEpisodeLab,
+  pickRow,
+  ROOT,
+  RUN,
+  runCommand,
+  SHOTS,
+  say,
+  scrollTo,
+  setTheme,
+  shot,
+  showTab,
+  toast,
+  unpin,
+  WORKSPACE,
+  wb,
+  webviewFrame,
+} from './workbench';
 
-const E2E = __dirname;
-const ROOT = path.resolve(E2E, '..', '..');
-const WORK = path.join(E2E, '.work');
-const RUN = path.join(WORK, 'run');
-const SHOTS = path.join(WORK, 'screenshots');
 const VSIX = path.join(ROOT, 'episode-lab.vsix');
 const CODE_SERVER = path.join(E2E, 'node_modules', '.bin', 'code-server');
-const WORKSPACE = path.join(RUN, 'workspace');
 const OWNERS = ['template', 'prompt', 'policy', 'tool'] as const;
 const DUMP_NAME = 'train_data_step3.jsonl';
-
-const t0 = Date.now();
-const elapsed = () => `${((Date.now() - t0) / 1000).toFixed(1)}s`;
-const say = (msg: string) => process.stdout.write(`  [e2e ${elapsed()}] ${msg}\n`);
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-    srv.on('error', reject);
-  });
-}
 
 function writeSettings(theme: string): void {
   const dir = path.join(RUN, 'user-data', 'User');
@@ -98,99 +100,10 @@ async function waitHealthy(port: number, ms: number): Promise<void> {
   throw new Error(`code-server did not answer /healthz within ${ms} ms`);
 }
 
-/** Run a command from the palette; right after start-up it may not be listed yet, so retry. */
-async function runCommand(page: Page, title: string): Promise<void> {
-  for (let attempt = 1; attempt <= 10; attempt++) {
-    await page.keyboard.press('F1');
-    const input = page.locator('.quick-input-widget input.input');
-    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
-    try {
-      // With focus inside a webview, the palette can open and close again at once (the webview
-      // takes focus back): then the fill times out and the whole attempt is retried.
-      await input.waitFor({ state: 'visible', timeout: 5000 });
-      await input.fill(`>${title}`, { timeout: 3000 });
-      await row.waitFor({ state: 'visible', timeout: 2000 });
-      await page.keyboard.press('Enter');
-      return;
-    } catch {
-      say(`"${title}" not listed yet (attempt ${attempt})`);
-      await page.keyboard.press('Escape');
-      await page.waitForTimeout(500);
-    }
-  }
-  throw new Error(`the command palette never listed "${title}"`);
-}
-
-/** A webview's document (the inner frame whose #app has this data-view and is shown), polled until it appears. */
-async function webviewFrame(
-  page: Page,
-  view: 'inspector' | 'dashboard' | 'table',
-  ms = 30_000,
-): Promise<Frame> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    for (const f of page.frames()) {
-      try {
-        const shown = await f.evaluate((v) => {
-          const app = document.getElementById('app');
-          return Boolean(
-            app && app.dataset.view === v && document.visibilityState === 'visible' && window.innerHeight > 0,
-          );
-        }, view);
-        if (shown) return f;
-      } catch {
-        // a frame that is navigating or cross-origin: skip
-      }
-    }
-    await page.waitForTimeout(250);
-  }
-  throw new Error(`no ${view} webview appeared within ${ms} ms`);
-}
-
 async function chipCounts(frame: Frame, scope = '.strip-box'): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   for (const o of OWNERS) out[o] = await frame.locator(`${scope} .strip .chip.owner-${o}`).count();
   return out;
-}
-
-async function shot(page: Page, name: string): Promise<void> {
-  await page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
-  say(`screenshot ${name}.png`);
-}
-
-/** Scroll a webview element to the top once the inspector has settled (no re-render pending). */
-async function scrollTo(frame: Frame, selector: string): Promise<void> {
-  await frame.locator('#app[data-credit="ready"]:not([data-state="pending"])').waitFor({ timeout: 30_000 });
-  await frame
-    .locator(selector)
-    .first()
-    .evaluate((e) => e.scrollIntoView({ block: 'start' }));
-  await frame.page().waitForTimeout(150);
-}
-
-/**
- * Pick a row in an open quick pick by its label and accept it. The pick may come late: the first
- * command activates the extension, which takes longer than 15 s on a loaded machine.
- */
-async function pickRow(page: Page, title: string, label: string): Promise<void> {
-  await page.locator('.quick-input-widget', { hasText: title }).waitFor({ timeout: 45_000 });
-  const input = page.locator('.quick-input-widget input.input');
-  await input.fill(label);
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: label }).first().waitFor();
-  await page.keyboard.press('Enter');
-}
-
-/**
- * Click a row of a VS Code tree. The pointer first leaves the tree: VS Code shows a row's tooltip
- * where the pointer rests (the previous click's row), and that tooltip can cover the next row.
- */
-async function clickTreeRow(page: Page, row: Locator): Promise<void> {
-  await page.mouse.move(5, 5);
-  await page
-    .locator('.context-view .hover-contents')
-    .waitFor({ state: 'hidden', timeout: 5_000 })
-    .catch(() => {});
-  await row.click();
 }
 
 /** Open the trained run's 5-turn episode from the run explorer (Open Run expands it). */
@@ -277,33 +190,6 @@ function step(id: string, title: string, needs: string[], fn: () => Promise<void
   });
 }
 
-/** The records of a JSON-lines file. */
-function jsonLines<T>(file: string): T[] {
-  return fs
-    .readFileSync(file, 'utf8')
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l) as T);
-}
-
-/** Switch the workbench to a theme with the toggle command (the theme picker would search a marketplace). */
-async function setTheme(theme: 'light' | 'dark'): Promise<void> {
-  const dark = (await page.locator('.monaco-workbench.vs-dark').count()) > 0;
-  if (dark !== (theme === 'dark')) await runCommand(page, 'Preferences: Toggle between Light/Dark Themes');
-  const selector = theme === 'dark' ? '.monaco-workbench.vs-dark' : '.monaco-workbench.vs:not(.vs-dark)';
-  await page.locator(selector).waitFor({ timeout: 20_000 });
-  await page.waitForTimeout(500);
-}
-
-/** Answer the open quick input titled `title`: type `value` if given, then Enter. */
-async function answer(title: string, value?: string): Promise<void> {
-  await page.locator('.quick-input-widget', { hasText: title }).waitFor({ timeout: 10_000 });
-  if (value !== undefined) await page.locator('.quick-input-widget input.input').fill(value);
-  await page.keyboard.press('Enter');
-}
-
-const toast = (text: string | RegExp) =>
-  page.locator('.notifications-toasts .notification-toast', { hasText: text });
 const episodeTitle = (key: string) => {
   const [s, i] = key.split(':');
   return `step ${s} · episode ${i}`;
@@ -403,6 +289,7 @@ async function openWorkbench(port: number): Promise<void> {
     ],
   });
   page = await browser.newPage({ viewport: { width: 1500, height: 950 } });
+  wb.page = page;
   page.on('console', (m) => {
     if (m.type() === 'error' || m.type() === 'warning') consoleErrors.push(m.text());
   });
@@ -854,51 +741,3 @@ describe('Episode Lab in code-server: sample, explore, inspect, debug the mask',
   step('22', 'widths 1600 px and 400 px in both themes', ['14'], widths);
   step('23', 'no Content Security Policy violation', [], noCspViolation);
 });
-
-/**
- * Accept the default of a form's prompt and see it go before the next: an Enter pressed while a
- * quick pick is still filling its list is lost, and one pressed while a webview holds the focus (the
- * prompt stays open: ignoreFocusOut) goes to the webview, so a retry first puts the focus back in
- * the prompt's input.
- */
-async function acceptDefault(title: string): Promise<void> {
-  const prompt = page.locator('.quick-input-widget .quick-input-title', { hasText: title });
-  await prompt.waitFor({ timeout: 15_000 });
-  for (let attempt = 1; attempt <= 10; attempt++) {
-    if (attempt > 1) await page.locator('.quick-input-widget input.input').focus();
-    await page.keyboard.press('Enter');
-    try {
-      await prompt.waitFor({ state: 'hidden', timeout: 1500 });
-      return;
-    } catch {
-      say(`"${title}" still open after Enter (attempt ${attempt})`);
-    }
-  }
-  throw new Error(`the prompt "${title}" never accepted its default`);
-}
-
-/** Open a file of the workspace in Episode Lab from the file explorer's context menu. */
-async function openInEpisodeLab(name: string): Promise<void> {
-  await runCommand(page, 'View: Show Explorer');
-  const fileRow = page.locator('.explorer-folders-view .monaco-list-row', { hasText: name });
-  await fileRow.waitFor({ timeout: 15_000 });
-  await fileRow.click({ button: 'right' });
-  // The context menu lives in a shadow root: hover the item, then accept it with Enter.
-  await page.locator('.context-view .action-label', { hasText: 'Open in Episode Lab' }).first().hover();
-  await page.keyboard.press('Enter');
-}
-
-/** Remove an inspector's pinned comparison, if it has one: the comparison comes before the strip. */
-async function unpin(frame: Frame): Promise<void> {
-  const button = frame.locator('#unpin');
-  if ((await button.count()) === 0) return;
-  await button.first().click();
-  await button.first().waitFor({ state: 'detached', timeout: 10_000 });
-}
-
-/** Bring the first editor tab titled `title` to the front and take a screenshot. */
-async function showTab(title: string, screenshot: string): Promise<void> {
-  await page.locator('.tabs-container .tab', { hasText: title }).first().click();
-  await page.waitForTimeout(500);
-  await shot(page, screenshot);
-}

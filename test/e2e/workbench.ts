@@ -1,0 +1,203 @@
+/**
+ * The end-to-end suite's shared workbench helpers: paths of the run's scratch folder, the log line
+ * `say`, and the palette, webview, quick-input, explorer and screenshot helpers every step file uses.
+ *
+ * `wb.page` is the one workbench page; `inspector.e2e.ts` sets it when the workbench opens. Step
+ * files (`*-steps.ts`) import from here, export `async () => void` step bodies, and are registered
+ * with one `step(...)` line each in `inspector.e2e.ts`.
+ */
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as path from 'node:path';
+import type { Frame, Locator, Page } from 'playwright-core';
+
+export const E2E = __dirname;
+export const ROOT = path.resolve(E2E, '..', '..');
+export const WORK = path.join(E2E, '.work');
+export const RUN = path.join(WORK, 'run');
+export const SHOTS = path.join(WORK, 'screenshots');
+export const WORKSPACE = path.join(RUN, 'workspace');
+
+const t0 = Date.now();
+const elapsed = () => `${((Date.now() - t0) / 1000).toFixed(1)}s`;
+/** One progress line on stdout, stamped with the seconds since the suite started. */
+export const say = (msg: string) => process.stdout.write(`  [e2e ${elapsed()}] ${msg}\n`);
+
+/** The workbench page, set once the workbench is open. */
+export const wb: { page: Page } = { page: undefined as unknown as Page };
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+    srv.on('error', reject);
+  });
+}
+
+/** Run a command from the palette; right after start-up it may not be listed yet, so retry. */
+export async function runCommand(page: Page, title: string): Promise<void> {
+  for (let attempt = 1; attempt <= 10; attempt++) {
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget input.input');
+    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
+    try {
+      // With focus inside a webview, the palette can open and close again at once (the webview
+      // takes focus back): then the fill times out and the whole attempt is retried.
+      await input.waitFor({ state: 'visible', timeout: 5000 });
+      await input.fill(`>${title}`, { timeout: 3000 });
+      await row.waitFor({ state: 'visible', timeout: 2000 });
+      await page.keyboard.press('Enter');
+      return;
+    } catch {
+      say(`"${title}" not listed yet (attempt ${attempt})`);
+      await page.keyboard.press('Escape');
+      await page.waitForTimeout(500);
+    }
+  }
+  throw new Error(`the command palette never listed "${title}"`);
+}
+
+/** A webview's document (the inner frame whose #app has this data-view and is shown), polled until it appears. */
+export async function webviewFrame(
+  page: Page,
+  view: 'inspector' | 'dashboard' | 'table',
+  ms = 30_000,
+): Promise<Frame> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    for (const f of page.frames()) {
+      try {
+        const shown = await f.evaluate((v) => {
+          const app = document.getElementById('app');
+          return Boolean(
+            app && app.dataset.view === v && document.visibilityState === 'visible' && window.innerHeight > 0,
+          );
+        }, view);
+        if (shown) return f;
+      } catch {
+        // a frame that is navigating or cross-origin: skip
+      }
+    }
+    await page.waitForTimeout(250);
+  }
+  throw new Error(`no ${view} webview appeared within ${ms} ms`);
+}
+
+export async function shot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
+  say(`screenshot ${name}.png`);
+}
+
+/** Scroll a webview element to the top once the inspector has settled (no re-render pending). */
+export async function scrollTo(frame: Frame, selector: string): Promise<void> {
+  await frame.locator('#app[data-credit="ready"]:not([data-state="pending"])').waitFor({ timeout: 30_000 });
+  await frame
+    .locator(selector)
+    .first()
+    .evaluate((e) => e.scrollIntoView({ block: 'start' }));
+  await frame.page().waitForTimeout(150);
+}
+
+/**
+ * Pick a row in an open quick pick by its label and accept it. The pick may come late: the first
+ * command activates the extension, which takes longer than 15 s on a loaded machine.
+ */
+export async function pickRow(page: Page, title: string, label: string): Promise<void> {
+  await page.locator('.quick-input-widget', { hasText: title }).waitFor({ timeout: 45_000 });
+  const input = page.locator('.quick-input-widget input.input');
+  await input.fill(label);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: label }).first().waitFor();
+  await page.keyboard.press('Enter');
+}
+
+/**
+ * Click a row of a VS Code tree. The pointer first leaves the tree: VS Code shows a row's tooltip
+ * where the pointer rests (the previous click's row), and that tooltip can cover the next row.
+ */
+export async function clickTreeRow(page: Page, row: Locator): Promise<void> {
+  await page.mouse.move(5, 5);
+  await page
+    .locator('.context-view .hover-contents')
+    .waitFor({ state: 'hidden', timeout: 5_000 })
+    .catch(() => {});
+  await row.click();
+}
+
+/** The records of a JSON-lines file. */
+export function jsonLines<T>(file: string): T[] {
+  return fs
+    .readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as T);
+}
+
+/** Switch the workbench to a theme with the toggle command (the theme picker would search a marketplace). */
+export async function setTheme(theme: 'light' | 'dark'): Promise<void> {
+  const dark = (await wb.page.locator('.monaco-workbench.vs-dark').count()) > 0;
+  if (dark !== (theme === 'dark')) await runCommand(wb.page, 'Preferences: Toggle between Light/Dark Themes');
+  const selector = theme === 'dark' ? '.monaco-workbench.vs-dark' : '.monaco-workbench.vs:not(.vs-dark)';
+  await wb.page.locator(selector).waitFor({ timeout: 20_000 });
+  await wb.page.waitForTimeout(500);
+}
+
+/** Answer the open quick input titled `title`: type `value` if given, then Enter. */
+export async function answer(title: string, value?: string): Promise<void> {
+  await wb.page.locator('.quick-input-widget', { hasText: title }).waitFor({ timeout: 10_000 });
+  if (value !== undefined) await wb.page.locator('.quick-input-widget input.input').fill(value);
+  await wb.page.keyboard.press('Enter');
+}
+
+/**
+ * Accept the default of a form's prompt and see it go before the next: an Enter pressed while a
+ * quick pick is still filling its list is lost, and one pressed while a webview holds the focus (the
+ * prompt stays open: ignoreFocusOut) goes to the webview, so a retry first puts the focus back in
+ * the prompt's input.
+ */
+export async function acceptDefault(title: string): Promise<void> {
+  const prompt = wb.page.locator('.quick-input-widget .quick-input-title', { hasText: title });
+  await prompt.waitFor({ timeout: 15_000 });
+  for (let attempt = 1; attempt <= 10; attempt++) {
+    if (attempt > 1) await wb.page.locator('.quick-input-widget input.input').focus();
+    await wb.page.keyboard.press('Enter');
+    try {
+      await prompt.waitFor({ state: 'hidden', timeout: 1500 });
+      return;
+    } catch {
+      say(`"${title}" still open after Enter (attempt ${attempt})`);
+    }
+  }
+  throw new Error(`the prompt "${title}" never accepted its default`);
+}
+
+/** Open a file of the workspace in Episode Lab from the file explorer's context menu. */
+export async function openInEpisodeLab(name: string): Promise<void> {
+  await runCommand(wb.page, 'View: Show Explorer');
+  const fileRow = wb.page.locator('.explorer-folders-view .monaco-list-row', { hasText: name });
+  await fileRow.waitFor({ timeout: 15_000 });
+  await fileRow.click({ button: 'right' });
+  // The context menu lives in a shadow root: hover the item, then accept it with Enter.
+  await wb.page.locator('.context-view .action-label', { hasText: 'Open in Episode Lab' }).first().hover();
+  await wb.page.keyboard.press('Enter');
+}
+
+/** Remove an inspector's pinned comparison, if it has one: the comparison comes before the strip. */
+export async function unpin(frame: Frame): Promise<void> {
+  const button = frame.locator('#unpin');
+  if ((await button.count()) === 0) return;
+  await button.first().click();
+  await button.first().waitFor({ state: 'detached', timeout: 10_000 });
+}
+
+/** Bring the first editor tab titled `title` to the front and take a screenshot. */
+export async function showTab(title: string, screenshot: string): Promise<void> {
+  await wb.page.locator('.tabs-container .tab', { hasText: title }).first().click();
+  await wb.page.waitForTimeout(500);
+  await shot(wb.page, screenshot);
+}
+
+export const toast = (text: string | RegExp) =>
+  wb.page.locator('.notifications-toasts .notification-toast', { hasText: text });

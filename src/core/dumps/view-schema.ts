@@ -19,6 +19,7 @@ import {
   strings,
   text,
 } from '../schema.js';
+import { FileCoverageSchema } from './coverage.js';
 import { DUMP_FORMATS } from './formats/index.js';
 import { MismatchThresholdsSchema, type RULE_FIGURES } from './mismatch.js';
 
@@ -84,6 +85,12 @@ export const DumpFileSummarySchema = strict({
   /** What the viewer should say about the file (no tokenizer, an unknown template, ...). */
   notes: list(anyText(10_000), 0, 20),
   cancelled: bool(),
+  /**
+   * What the lint could check (coverage.ts): owners block, tokenizer, end tokens, notes; and the
+   * findings about the whole file (owners-unknown, tokenizer-mismatch). Absent before a lint.
+   */
+  coverage: v.optional(FileCoverageSchema),
+  fileFindings: v.optional(list(strict({ rule: text(40), message: anyText(100_000) }), 0, 64)),
   /** Per-record figures for the episode table (absent when the file was only indexed). */
   recordStats: v.optional(RecordStatsSchema),
 });

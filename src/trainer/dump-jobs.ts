@@ -10,6 +10,7 @@ import {
   type DumpTokenizer,
   type DumpView,
   detectLineFormat,
+  emptyCoverage,
   type Finding,
   fileSummary,
   findTokenizerBeside,
@@ -96,6 +97,8 @@ export async function dumpOpen(job: JobOf<'dumpOpen'>, hooks: DumpHooks): Promis
       findings: [],
       rejections: [],
       ownerSources: [],
+      fileFindings: [],
+      coverage: emptyCoverage(),
       cancelled: false,
     };
     const summary = fileSummary(empty, index, tok);

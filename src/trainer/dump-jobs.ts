@@ -10,7 +10,7 @@ import {
   type DumpTokenizer,
   type DumpView,
   detectLineFormat,
-  emptyCoverage,
+  emptyFileLint,
   type Finding,
   fileSummary,
   findTokenizerBeside,
@@ -90,17 +90,7 @@ export async function dumpOpen(job: JobOf<'dumpOpen'>, hooks: DumpHooks): Promis
     const first = index.offsets.findIndex((_, i) => index.bytes[i] > 0);
     if (first < 0) throw new Error(`${job.file}: no records (the file is empty)`);
     const format = job.format !== 'auto' ? job.format : await detectFileFormat(job.file, index, first);
-    const empty = {
-      path: job.file,
-      format,
-      samples: 0,
-      findings: [],
-      rejections: [],
-      ownerSources: [],
-      fileFindings: [],
-      coverage: emptyCoverage(),
-      cancelled: false,
-    };
+    const empty = emptyFileLint(job.file, format);
     const summary = fileSummary(empty, index, tok);
     summary.notes.unshift('Linting the whole file: the findings appear when it is done.');
     return summary;

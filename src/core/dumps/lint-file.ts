@@ -1,7 +1,7 @@
 /**
  * Lint a whole dump file, streaming: one line in memory at a time, with progress and cancel.
  */
-import type { FileCoverage, FileFinding } from './coverage.js';
+import { emptyCoverage, type FileCoverage, type FileFinding } from './coverage.js';
 import { type DumpFormat, detectLineFormat, parseRecord } from './formats/index.js';
 import type { DumpTokenizer } from './hf-tokenizer.js';
 import { type Line, readLineAt, readLines, type ScanHooks } from './lines.js';
@@ -46,17 +46,7 @@ export async function lintFile(
   opts: LintFileOptions = {},
 ): Promise<{ ok: true; value: FileLint } | { ok: false; error: string }> {
   let format: DumpFormat | undefined = opts.format && opts.format !== 'auto' ? opts.format : undefined;
-  const out: FileLint = {
-    path,
-    format: format ?? 'jsonl',
-    samples: 0,
-    findings: [],
-    rejections: [],
-    ownerSources: [],
-    fileFindings: [],
-    coverage: coverageOf(opts.tok, opts),
-    cancelled: false,
-  };
+  const out: FileLint = { ...emptyFileLint(path, format ?? 'jsonl'), coverage: coverageOf(opts.tok, opts) };
   const sources = new Set<OwnerSource>();
   const lastTurn = new Map<string | number, DumpSample>();
   const maxFindings = opts.maxFindings ?? 100_000;
@@ -120,6 +110,21 @@ export async function lintFile(
   out.ownerSources = [...sources];
   finishCoverage(out, opts, { notes, unknown, misfit: fit.misfit !== undefined });
   return { ok: true, value: out };
+}
+
+/** A file's lint before any record is read: nothing found, owners unknown. */
+export function emptyFileLint(path: string, format: DumpFormat): FileLint {
+  return {
+    path,
+    format,
+    samples: 0,
+    findings: [],
+    rejections: [],
+    ownerSources: [],
+    fileFindings: [],
+    coverage: emptyCoverage(),
+    cancelled: false,
+  };
 }
 
 /** The rules a file's findings cannot come from when its owners are unknown (table order). */

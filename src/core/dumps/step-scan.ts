@@ -3,10 +3,10 @@
  * also keeps every sample's facts (line offset and figures, run-summary.ts), or taken from the index
  * cache when the file is unchanged; and the step's summary folded from its files' facts.
  */
-import { emptyCoverage, type FileFinding } from './coverage.js';
+import type { FileFinding } from './coverage.js';
 import type { DumpTokenizer } from './hf-tokenizer.js';
 import type { IndexCache } from './index-cache.js';
-import { type FileLint, lintFile } from './lint-file.js';
+import { emptyFileLint, type FileLint, lintFile } from './lint-file.js';
 import type { Finding, LintOptions } from './rules.js';
 import { nodeRunFs, type RunStep } from './run-folder.js';
 import { factsOf, type SampleFacts, type StepSummary, StepSummaryAccumulator } from './run-summary.js';
@@ -54,16 +54,8 @@ export function scanKey(opts: StepScanOptions): string {
 export async function scanDumpFile(file: string, opts: StepScanOptions = {}): Promise<FileScan> {
   const key = scanKey(opts);
   const before = await nodeRunFs.look(file);
-  const empty = {
-    path: file,
-    samples: 0,
-    findings: [],
-    rejections: [],
-    ownerSources: [],
-    fileFindings: [],
-    coverage: emptyCoverage(),
-    facts: [],
-  };
+  const { cancelled: _, format: __, ...none } = emptyFileLint(file, 'jsonl');
+  const empty = { ...none, facts: [] };
   if (!before)
     return {
       ...empty,

@@ -18,6 +18,7 @@ import {
   type ContentRole,
   MAX_HOLE,
   type Opener,
+  openerEndAt,
   type ProbeMessage,
   type TemplateStructure,
 } from './template-probe.js';
@@ -109,18 +110,6 @@ function matcherOf(s: TemplateStructure): Matcher {
     if (t) m.first[t.charCodeAt(0)] = 1;
   matchers.set(s, m);
   return m;
-}
-
-/** End of an opener matching at p, or -1. */
-function openerEnd(text: string, p: number, o: Opener): number {
-  if (!o.head || !text.startsWith(o.head, p)) return -1;
-  const q = p + o.head.length;
-  if (!o.tail) return q;
-  for (let k = q; k <= q + MAX_HOLE && k < text.length; k++) {
-    if (text.startsWith(o.tail, k)) return k + o.tail.length;
-    if (text[k] === '\n' || text[k] === '<') return -1;
-  }
-  return -1;
 }
 
 const longest = (text: string, p: number, list: readonly string[]) => list.find((t) => text.startsWith(t, p));
@@ -270,7 +259,7 @@ function scan(
   };
   const openerAt = (p: number): { o: Opener; end: number } | undefined => {
     for (const o of m.openers) {
-      const end = openerEnd(text, p, o);
+      const end = openerEndAt(text, p, o);
       if (end >= 0) return { o, end };
     }
     return undefined;
@@ -373,16 +362,7 @@ function finish(
   lossMask?: readonly number[],
 ): TemplateOwners {
   const T = ids.length;
-  const tokenAt = (ch: number) => {
-    let lo = 0;
-    let hi = T - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (starts[mid] <= ch) lo = mid;
-      else hi = mid - 1;
-    }
-    return lo;
-  };
+  const tokenAt = (ch: number) => indexAt(starts, ch);
   const owner = ids.map((_, i) => {
     const to = i + 1 < T ? starts[i + 1] : n;
     for (let ch = starts[i]; ch < to; ch++) if (charOwner[ch] !== OWNER.template) return charOwner[ch];
@@ -567,4 +547,16 @@ function hunkOf(
   const a = have.slice(pre, have.length - suf);
   const positions = a.length ? a.map((_, i) => from + pre + i) : [from + pre];
   return { positions, expected: textOf(tok, want.slice(pre, want.length - suf)), found: textOf(tok, a) };
+}
+
+/** The last index i of ascending `starts` [T] with starts[i] <= x (0 when none): the token holding character x. */
+export function indexAt(starts: readonly number[], x: number): number {
+  let lo = 0;
+  let hi = starts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (starts[mid] <= x) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
 }

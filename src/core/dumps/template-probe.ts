@@ -321,6 +321,16 @@ interface CallEncoding {
   stringArgs: boolean;
 }
 
+/** How the template takes a tool call (content '' or null, arguments an object or a JSON string): the first that renders its arguments. */
+function callEncodingOf(R: (msgs: readonly ProbeMessage[]) => string | undefined): CallEncoding | undefined {
+  return [
+    { content: '', stringArgs: false },
+    { content: null, stringArgs: false },
+    { content: '', stringArgs: true },
+    { content: null, stringArgs: true },
+  ].find((e) => R([user(S.u1), calling(e, [1])])?.includes(S.x1));
+}
+
 const user = (content: string): ProbeMessage => ({ role: 'user', content });
 const system = (content: string): ProbeMessage => ({ role: 'system', content });
 const answer = (content: string, reasoning?: string): ProbeMessage =>
@@ -402,12 +412,7 @@ export function probeTemplate(
   if (!base.ok) return fail(base.error);
   if (!base.value.includes(S.u1)) return fail('the chat template drops the content of a user message');
   const notes: string[] = [];
-  const enc = [
-    { content: '', stringArgs: false },
-    { content: null, stringArgs: false },
-    { content: '', stringArgs: true },
-    { content: null, stringArgs: true },
-  ].find((e) => R([user(S.u1), calling(e, [1])])?.includes(S.x1));
+  const enc = callEncodingOf(R);
   if (!enc) notes.push('the template renders no tool calls');
   const mx = new MarkerIndex(
     opts.markers ??
@@ -993,12 +998,7 @@ export function probeGaps(
     const r = render(msgs, { addGenerationPrompt: gen });
     return r.ok ? r.value : undefined;
   };
-  const enc = [
-    { content: '', stringArgs: false },
-    { content: null, stringArgs: false },
-    { content: '', stringArgs: true },
-    { content: null, stringArgs: true },
-  ].find((e) => R([user(S.u1), calling(e, [1])])?.includes(S.x1));
+  const enc = callEncodingOf(R);
   const afterEnd = new Map<string, string>();
   const pairs: [ProbeMessage[], string, string, ContentRole][] = [
     [[user(S.u1), answer(S.a1), user(S.u2)], S.a1, S.u2, 'user'],

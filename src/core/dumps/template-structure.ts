@@ -7,6 +7,7 @@
  */
 import type { DumpTokenizer } from './hf-tokenizer.js';
 import type { Owners } from './owners.js';
+import { indexAt } from './template-owners.js';
 import type { TemplateStructure } from './template-probe.js';
 import type { TemplateReader } from './template-reader.js';
 
@@ -38,16 +39,7 @@ export function structureIssues(
     text += tok.text(id);
   }
   const charOf = (p: number) => (p < T ? starts[p] : text.length);
-  const tokenAt = (ch: number) => {
-    let lo = 0;
-    let hi = T - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (starts[mid] <= ch) lo = mid;
-      else hi = mid - 1;
-    }
-    return lo;
-  };
+  const tokenAt = (ch: number) => indexAt(starts, ch);
   const padded = (p: number) => ids.slice(p).every((id) => id === tok.padId || id === tok.eosId);
   const show = (p: number) => (p < T ? quote(tok.text(ids[p])) : 'the end');
   const { afterEnd, toolGap } = reader.gaps();

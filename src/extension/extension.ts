@@ -14,6 +14,7 @@ import { Inspectors } from './inspectors.js';
 import { type Node, RunTreeProvider } from './run-tree.js';
 import { EpisodeTablePanel, TABLE_VIEW_TYPE } from './table-panel.js';
 import { isRunFolder, rowTarget } from './table-sources.js';
+import { PickedTokenizers } from './tokenizer-choice.js';
 import { TrainerClient } from './trainer-client.js';
 
 /** The extension's parts, built once per activation. */
@@ -30,7 +31,7 @@ interface Parts {
 export function activate(context: vscode.ExtensionContext): void {
   const output = vscode.window.createOutputChannel('Episode Lab');
   const log = (line: string) => output.appendLine(`[${new Date().toLocaleTimeString()}] ${line}`);
-  const parts = createParts(context.extensionUri, output, log);
+  const parts = createParts(context.extensionUri, output, log, context.globalState);
   const { trainer, tree, treeView, inspector, dashboard, table } = parts;
   context.subscriptions.push(
     output,
@@ -44,6 +45,10 @@ export function activate(context: vscode.ExtensionContext): void {
     { dispose: () => trainer.dispose() },
     ...registerCommands(parts, context.extensionUri),
     ...registerSerializers(parts),
+    // Open dump files are read again when the default tokenizer changes (one that brings its own keeps it).
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration('episodeLab.tokenizer')) void parts.commands.tokenizerSettingChanged();
+    }),
   );
   void tree.refresh();
   // The Cancel Run button shows only while a job that a cancel stops is in flight.
@@ -63,6 +68,7 @@ function createParts(
   extensionUri: vscode.Uri,
   output: vscode.OutputChannel,
   log: (line: string) => void,
+  globalState: vscode.Memento,
 ): Parts {
   const trainer = new TrainerClient(vscode.Uri.joinPath(extensionUri, 'dist', 'trainer.js').fsPath, log);
   const tree = new RunTreeProvider(() => Commands.runsRoot());
@@ -85,6 +91,7 @@ function createParts(
       walk: (direction) => parts.table.walk(direction),
       browse: (dir, query) => parts.table.show({ kind: 'run', id: dir }, query),
       notify: (message) => void vscode.window.showInformationMessage(`Episode Lab: ${message}`),
+      pickTokenizer: (file) => void parts.commands.pickTokenizer(file),
     },
     (message) => void vscode.window.showInformationMessage(`Episode Lab: ${message}`),
   );
@@ -93,7 +100,8 @@ function createParts(
     dumpSummary: (file) => tree.dumps.get(file)?.summary ?? null,
     allowedRun: (dir) => isRunFolder(Commands.runsRoot(), dir),
   });
-  const commands = new Commands(trainer, tree, treeView, inspector, dashboard, output, table);
+  const picked = new PickedTokenizers(globalState);
+  const commands = new Commands(trainer, tree, treeView, inspector, dashboard, output, table, picked);
   const parts: Parts = { trainer, tree, treeView, dashboard, inspector, table, commands };
   return parts;
 }

@@ -49,6 +49,8 @@ export interface InspectorHooks {
   onClosed?(ins: Inspector): void;
   /** A retraining started or ended: tell the user (what it starts from; how it ended). */
   notify?(message: string): void;
+  /** The page asked for a tokenizer folder for this dump file (a folder dialog; the file is read again). */
+  pickTokenizer?(file: string): void;
 }
 
 const RETRAIN_UNAVAILABLE = 'this trainer build has no retrain job';
@@ -195,6 +197,7 @@ export class Inspector implements vscode.Disposable {
         view: views[k],
         sample: k,
         samples: views.length,
+        origin: file.origin ?? (file.tokenizer ? undefined : null),
       };
       this.postDump();
     } catch (e) {
@@ -206,6 +209,12 @@ export class Inspector implements vscode.Disposable {
 
   private postDump(): void {
     if (this.pendingDump && this.slot.ready) this.post(this.pendingDump);
+  }
+
+  /** The dump file shown, its record and sample (null: an episode, or nothing, is shown). */
+  get dumpShown(): { file: string; record: number; sample: number } | null {
+    if (!this.dump) return null;
+    return { file: this.dump.file.file, record: this.dump.record, sample: this.pendingDump?.sample ?? 0 };
   }
 
   /** Restore a panel after a window reload (WebviewPanelSerializer). */
@@ -320,6 +329,8 @@ export class Inspector implements vscode.Disposable {
         return this.dumpNav(m.direction, m.rule);
       case 'dumpRecord':
         return this.dumpRecord(m.record);
+      case 'pickTokenizer':
+        return this.dump ? this.hooks.pickTokenizer?.(this.dump.file.file) : undefined;
       case 'mismatch':
         return this.mismatch(m);
       case 'openDashboard':

@@ -121,8 +121,6 @@ export async function dumpOpen(job: JobOf<'dumpOpen'>, hooks: DumpHooks): Promis
   fileFindings.set(path.resolve(job.file), byRecord);
   const summary = fileSummary(lint.value, index, tok);
   summary.recordStats = stats.build(summary.records);
-  if (tok === undefined && job.tokenizer === null && !findTokenizerBeside(job.file))
-    summary.notes.push('No tokenizer folder was given or found beside the file.');
   return summary;
 }
 

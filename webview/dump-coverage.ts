@@ -1,0 +1,124 @@
+/**
+ * What a dump page says before its findings: the tokenizer and chat template it is read with (in the
+ * header, with why that tokenizer), a folder picker when no tokenizer was found, the coverage line
+ * (owners from the template, the file or the mask alone; the template; prefix-preserving; rules off),
+ * the findings about the whole file, and the verdict, which is never "no findings" in green when the
+ * owners are unknown.
+ */
+import {
+  coverageLine,
+  type DumpFileSummary,
+  type DumpView,
+  ORIGIN_LABEL,
+  ownersUnknown,
+  type TokenizerOrigin,
+} from '../src/protocol/webview.js';
+import { el } from './dom.js';
+import { makeButton } from './toolkit.js';
+
+/** The tokenizer line of the header: `tokenizer DIR (why) · template NAME · owners from ...`. */
+export function tokenizerLine(
+  s: DumpFileSummary,
+  v: DumpView,
+  origin: TokenizerOrigin | null | undefined,
+): string {
+  const tok = s.tokenizer
+    ? `tokenizer: ${s.tokenizer}${origin ? ` (${ORIGIN_LABEL[origin]})` : ''}`
+    : 'tokenizer: none found (ids only)';
+  const c = s.coverage;
+  const template = !s.tokenizer
+    ? null
+    : c
+      ? `chat template: ${c.owners.template ?? 'none'}`
+      : 'chat template: known once the file is linted';
+  const source = c?.owners.source ?? v.ownerSource;
+  const owners =
+    source === 'template'
+      ? 'owners from the chat template'
+      : source === 'file'
+        ? 'owners from the file'
+        : 'owners unknown (from the mask alone)';
+  return [tok, template, owners].filter(Boolean).join(' · ');
+}
+
+/** The note the core writes when there is no tokenizer: the picker says it instead. */
+export const isNoTokenizerNote = (note: string) => /^No tokenizer/.test(note);
+
+/**
+ * The picker shown at the top of the page when no tokenizer was found: what is missing, where it
+ * was looked for, and a button that asks the host for a folder dialog.
+ */
+export function renderTokenizerPicker(doc: Document, onPick: () => void): HTMLElement {
+  const box = el(doc, 'div', 'tokenizer-picker');
+  box.setAttribute('role', 'status');
+  box.append(
+    el(
+      doc,
+      'p',
+      'status warn',
+      "No tokenizer was found for this file (none beside it, in its run folder's tokenizer/, or in the episodeLab.tokenizer setting): tokens are shown as ids and owners come from the mask alone, so the mask is not checked against who wrote each token.",
+    ),
+    makeButton(doc, 'pick-tokenizer', 'Pick a tokenizer folder…', onPick),
+    el(
+      doc,
+      'span',
+      'muted',
+      ' a folder with tokenizer.json and tokenizer_config.json; remembered for this file',
+    ),
+  );
+  return box;
+}
+
+/** The coverage line above the findings (before the whole-file lint: when it will be known). */
+export function renderCoverage(doc: Document, s: DumpFileSummary): HTMLElement {
+  const p = el(doc, 'p', 'coverage');
+  p.append(el(doc, 'strong', '', 'Coverage: '));
+  if (!s.coverage) {
+    p.append(doc.createTextNode('known once the whole file is linted'));
+    return p;
+  }
+  p.append(doc.createTextNode(coverageLine(s.coverage)));
+  if (ownersUnknown(s)) p.classList.add('unknown');
+  return p;
+}
+
+/** The findings about the whole file (owners-unknown, tokenizer-mismatch), one line each. */
+export function renderFileLevelFindings(doc: Document, s: DumpFileSummary): HTMLElement | null {
+  const list = s.fileFindings ?? [];
+  if (!list.length) return null;
+  const ul = el(doc, 'ul', 'finding-list file-level');
+  for (const f of list) {
+    const li = el(doc, 'li', `finding rule-${f.rule}`);
+    li.append(el(doc, 'strong', 'rule-name', f.rule), doc.createTextNode(`: ${f.message}`));
+    ul.appendChild(li);
+  }
+  return ul;
+}
+
+/**
+ * The verdict of a file that no rule row flags: "No findings" in green only when its owners are
+ * known; otherwise it says the mask was not checked, and why.
+ */
+export function fileVerdict(doc: Document, s: DumpFileSummary): HTMLElement {
+  const why = ownersUnknown(s);
+  if (why)
+    return el(
+      doc,
+      'p',
+      'verdict warn unchecked',
+      `Not checked: the owners of this file are unknown (${why}). No rule found anything, which says nothing about its mask.`,
+    );
+  return el(doc, 'p', 'verdict good', 'No findings: the loss mask trains exactly what the policy generated.');
+}
+
+/** The verdict of a sample without findings: green only when its owners are known. */
+export function sampleVerdict(doc: Document, v: DumpView): HTMLElement {
+  if (v.ownerSource === 'mask')
+    return el(
+      doc,
+      'p',
+      'verdict warn unchecked',
+      "No rule fired, but this sample's owners are unknown (from the mask alone): its mask was not checked.",
+    );
+  return el(doc, 'p', 'verdict good', 'No findings in this sample.');
+}

@@ -10,6 +10,7 @@ import {
   type DumpTokenizer,
   type DumpView,
   detectLineFormat,
+  type FileCoverage,
   type Finding,
   fileSummary,
   findTokenizerBeside,
@@ -17,6 +18,8 @@ import {
   lintFile,
   lintSample,
   loadTokenizerDir,
+  RULE_IDS,
+  RULES,
   readLineAt,
   readRecordAt,
   sampleView,
@@ -121,7 +124,27 @@ export async function dumpOpen(job: JobOf<'dumpOpen'>, hooks: DumpHooks): Promis
   fileFindings.set(path.resolve(job.file), byRecord);
   const summary = fileSummary(lint.value, index, tok);
   summary.recordStats = stats.build(summary.records);
+  summary.coverage ??= provisionalCoverage(summary, tok);
   return summary;
+}
+
+/**
+ * A linted file's coverage when the lint reports none itself: owners from the file, from the
+ * template (some sample's), or from the mask alone (every sample's); the template's family (null
+ * without a tokenizer); prefix-preserving not probed (null); the rules that need owners off when
+ * owners come from the mask.
+ */
+export function provisionalCoverage(s: DumpFileSummary, tok: DumpTokenizer | undefined): FileCoverage {
+  const from = s.ownerSources;
+  const source = from.includes('file') ? 'file' : from.includes('template') ? 'template' : 'mask';
+  const template = tok ? (tok.family === 'unknown' ? `unknown template (${tok.source})` : tok.family) : null;
+  const rulesOff = source === 'mask' ? RULE_IDS.filter((id) => RULES[id].needsOwners) : [];
+  return {
+    tokenizer: s.tokenizer,
+    owners: { source, template, prefix_preserving: null, rules_off: rulesOff },
+    ends: [],
+    notes: [],
+  };
 }
 
 /**

@@ -59,7 +59,12 @@ describe('the dump page before its findings', () => {
     const text = page.textContent ?? '';
     assert.doesNotMatch(text, /trains exactly what the policy generated/);
     assert.doesNotMatch(text, /No tokenizer: tokens are shown as ids/, "the picker replaces the core's note");
-    assert.ok(page.querySelector('.dump-file .coverage'), 'the coverage line is above the findings');
+    const coverage = page.querySelector('.dump-file .coverage');
+    assert.match(
+      coverage?.textContent ?? '',
+      /^Coverage: owners unknown \(from the mask alone\); rules off: \S/,
+    );
+    assert.ok(coverage?.classList.contains('unknown'));
   });
 
   test('the same file with the Qwen3 tokenizer: header with origin and template, coverage, green when clean', async () => {
@@ -80,6 +85,10 @@ describe('the dump page before its findings', () => {
     assert.equal(total, 0, 'the clean fixture is clean with its own tokenizer');
     assert.ok(page.querySelector('.dump-file .verdict.good'), 'known owners and no finding: green');
     const coverage = page.querySelector('.dump-file .coverage');
+    assert.match(
+      coverage?.textContent ?? '',
+      /^Coverage: owners from the chat template \(chatml\b.*; all rules active$/,
+    );
     const first = page.querySelector('.dump-file')?.children[1];
     assert.equal(first, coverage, 'the coverage line comes first, under the heading');
   });

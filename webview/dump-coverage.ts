@@ -51,20 +51,18 @@ export const isNoTokenizerNote = (note: string) => /^No tokenizer/.test(note);
 export function renderTokenizerPicker(doc: Document, onPick: () => void): HTMLElement {
   const box = el(doc, 'div', 'tokenizer-picker');
   box.setAttribute('role', 'status');
+  const button = makeButton(doc, 'pick-tokenizer', 'Pick a tokenizer folder…', onPick);
+  button.title =
+    'A folder with tokenizer.json and tokenizer_config.json (or its tokenizer/), remembered for this file';
   box.append(
     el(
       doc,
       'p',
       'status warn',
-      "No tokenizer was found for this file (none beside it, in its run folder's tokenizer/, or in the episodeLab.tokenizer setting): tokens are shown as ids and owners come from the mask alone, so the mask is not checked against who wrote each token.",
+      "No tokenizer found (beside the file, in its run folder's tokenizer/, or the episodeLab.tokenizer setting): ids only, owners unknown, the mask not checked.",
     ),
-    makeButton(doc, 'pick-tokenizer', 'Pick a tokenizer folder…', onPick),
-    el(
-      doc,
-      'span',
-      'muted',
-      ' a folder with tokenizer.json and tokenizer_config.json; remembered for this file',
-    ),
+    button,
+    el(doc, 'span', 'muted', 'remembered for this file'),
   );
   return box;
 }

@@ -142,7 +142,7 @@ export function renderFileFindings(doc: Document, m: DumpModel, h: DumpHandlers)
   box.appendChild(renderCoverage(doc, s));
   const whole = renderFileLevelFindings(doc, s);
   if (whole) box.appendChild(whole);
-  box.appendChild(nav);
+  if (nav.childElementCount) box.appendChild(nav);
   if (s.rules.length) {
     const table = el(doc, 'table', 'rule-table');
     const head = el(doc, 'tr', '');

@@ -169,10 +169,18 @@ export class Inspector implements vscode.Disposable {
 
   /**
    * Show one record of a dump file (read and linted in the trainer process) beside the active
-   * editor; `sample` picks one of a record's samples (prime-rl branches).
+   * editor; `sample` picks one of a record's samples (prime-rl branches). `reveal` false: redraw
+   * in place (a file read again), without bringing the panel forward; nothing when it is closed.
    */
-  async showDump(file: DumpFileRef, summary: DumpFileSummary, record: number, sample = 0): Promise<void> {
-    const panel = this.openPanel();
+  async showDump(
+    file: DumpFileRef,
+    summary: DumpFileSummary,
+    record: number,
+    sample = 0,
+    reveal = true,
+  ): Promise<void> {
+    const panel = reveal ? this.openPanel() : this.slot.panel;
+    if (!panel) return;
     this.current = null;
     this.dump = { file, summary, record };
     const title = `${path.basename(file.file)}: sample ${record}`;

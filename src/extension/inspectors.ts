@@ -92,7 +92,7 @@ export class Inspectors implements vscode.Disposable {
 
   /**
    * A dump file was read again (another tokenizer): each open inspector that shows it shows the same
-   * record and sample with the new reading.
+   * record and sample with the new reading, in place (no panel is brought forward).
    */
   async refreshDump(file: DumpFileRef, summary: DumpFileSummary): Promise<void> {
     const key = path.resolve(file.file);
@@ -100,7 +100,7 @@ export class Inspectors implements vscode.Disposable {
       const shown = ins.isOpen ? ins.dumpShown : null;
       if (!shown || path.resolve(shown.file) !== key) continue;
       const record = shown.record < summary.records ? shown.record : 0;
-      await ins.showDump(file, summary, record, shown.sample);
+      await ins.showDump(file, summary, record, shown.sample, false);
     }
   }
 

@@ -32,19 +32,29 @@ function prepare(): void {
     fs.copyFileSync(path.join(from, f), path.join(QWEN3, f));
 }
 
-/** Answer the workbench's file dialog titled `title` with `value` (a screenshot first if named). */
+/**
+ * Answer the workbench's file dialog titled `title` with `value` (a screenshot first if named). The
+ * dialog fills its input with its starting folder a moment after it opens, which would replace a
+ * value typed before: wait for that, type, and check the value stayed before pressing Enter.
+ */
 async function inDialog(title: string, value: string, screenshot?: string): Promise<void> {
   const dialog = wb.page.locator('.quick-input-widget', { hasText: title });
   await dialog.waitFor({ timeout: 30_000 });
-  await wb.page.locator('.quick-input-widget input.input').fill(value);
-  await wb.page.waitForTimeout(500);
+  const input = wb.page.locator('.quick-input-widget input.input');
+  for (let k = 0; k < 40 && (await input.inputValue()) === ''; k++) await wb.page.waitForTimeout(100);
+  for (let attempt = 1; attempt <= 5; attempt++) {
+    await input.fill(value);
+    await wb.page.waitForTimeout(500);
+    if ((await input.inputValue()) === value) break;
+    say(`the dialog replaced the typed path (attempt ${attempt})`);
+  }
   if (screenshot) await shot(wb.page, screenshot);
   await wb.page.keyboard.press('Enter');
   await dialog.waitFor({ state: 'hidden', timeout: 15_000 });
 }
 
 /** The inspector frame that shows this file (its header title names it). */
-async function fileFrame(ms = 60_000): Promise<Frame> {
+async function fileFrame(ms = 60_000, name = FILE): Promise<Frame> {
   const end = Date.now() + ms;
   while (Date.now() < end) {
     for (const f of wb.page.frames()) {
@@ -55,7 +65,7 @@ async function fileFrame(ms = 60_000): Promise<Frame> {
             app?.dataset.state === 'dump' &&
               document.querySelector('header h1')?.textContent?.startsWith(name),
           );
-        }, FILE);
+        }, name);
         if (ok) return f;
       } catch {
         // a frame that is navigating: skip
@@ -63,7 +73,7 @@ async function fileFrame(ms = 60_000): Promise<Frame> {
     }
     await wb.page.waitForTimeout(250);
   }
-  throw new Error(`no inspector showing ${FILE} within ${ms} ms`);
+  throw new Error(`no inspector showing ${name} within ${ms} ms`);
 }
 
 /** The run explorer's row of the opened file (the Runs view shown). */
@@ -148,4 +158,50 @@ export async function pickTokenizer(): Promise<void> {
   await row.locator('.codicon-pass').waitFor({ timeout: 15_000 });
   say(`picked ${QWEN3}: ${line}`);
   await widths('owners-picked');
+}
+
+/** Set `episodeLab.tokenizer` in the Settings editor ('' clears it), as a user types it; the Settings tab is closed after. */
+async function setTokenizerSetting(value: string): Promise<void> {
+  await runCommand(wb.page, 'Preferences: Open User Settings');
+  const search = wb.page
+    .locator('.settings-editor .suggest-input-container textarea, .settings-editor .search-container input')
+    .first();
+  await search.waitFor({ timeout: 20_000 });
+  await search.fill('episodeLab.tokenizer');
+  const item = wb.page.locator('.settings-editor .setting-item-contents', {
+    hasText: 'The default tokenizer folder',
+  });
+  const input = item.locator('input.input').first();
+  await input.waitFor({ timeout: 20_000 });
+  await input.fill(value);
+  await input.press('Tab');
+  await wb.page.waitForTimeout(800);
+  await shot(wb.page, value ? 'owners-setting-set' : 'owners-setting-cleared');
+  // Its tab's close button (the palette's "Close Editor" may match "Close Editor Group").
+  const tab = wb.page.locator('.tabs-container .tab', { hasText: 'Settings' }).first();
+  await tab.hover();
+  await tab.locator('.tab-actions .action-label').first().click();
+  await tab.waitFor({ state: 'detached', timeout: 10_000 });
+}
+
+/** T3: another lonely file; the setting changes: its open inspector is read again with the setting's folder. */
+export async function settingChanges(): Promise<void> {
+  const other = 'train_data_step6.jsonl';
+  fs.copyFileSync(path.join(WORKSPACE, FOLDER, FILE), path.join(WORKSPACE, FOLDER, other));
+  await runCommand(wb.page, 'Episode Lab: Open Trainer Dump…');
+  await inDialog('Open a dump file', path.join(WORKSPACE, FOLDER, other));
+  const f = await fileFrame(60_000, other);
+  await f.locator('header .tokenizer-picker').waitFor({ timeout: 30_000 });
+  await setTokenizerSetting(QWEN3);
+  // The inspector was redrawn in place, behind the Settings editor, which was then closed.
+  await wb.page.locator('.tabs-container .tab.active', { hasText: other }).waitFor({ timeout: 10_000 });
+  try {
+    const line = f.locator('header .tokenizer-line', { hasText: 'the episodeLab.tokenizer setting' });
+    await line.waitFor({ timeout: 60_000 });
+    await f.locator('.dump-file .verdict.good').waitFor({ timeout: 60_000 });
+    assert.equal(await f.locator('.tokenizer-picker').count(), 0);
+    say('the setting changed: the open file was read again with it');
+  } finally {
+    await setTokenizerSetting('');
+  }
 }

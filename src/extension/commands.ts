@@ -17,6 +17,7 @@ import {
   chooseTokenizer,
   memoryStore,
   PickedTokenizers,
+  type Store,
   type TokenizerChoice,
   tokenizerIn,
 } from './tokenizer-choice.js';
@@ -249,8 +250,13 @@ export class Commands {
     private readonly output: vscode.OutputChannel,
     private readonly table: Pick<EpisodeTablePanel, 'show'>,
     /** The tokenizer folder picked for each dump file (by default kept for this window only). */
-    private readonly picked: PickedTokenizers = new PickedTokenizers(memoryStore()),
+    private picked: PickedTokenizers = new PickedTokenizers(memoryStore()),
   ) {}
+
+  /** Keep the tokenizer folders picked for dump files in `store` (VS Code's global state: across reloads). */
+  rememberPicksIn(store: Store): void {
+    this.picked = new PickedTokenizers(store);
+  }
 
   private log(line: string): void {
     this.output.appendLine(`[${new Date().toLocaleTimeString()}] ${line}`);

@@ -14,7 +14,6 @@ import { Inspectors } from './inspectors.js';
 import { type Node, RunTreeProvider } from './run-tree.js';
 import { EpisodeTablePanel, TABLE_VIEW_TYPE } from './table-panel.js';
 import { isRunFolder, rowTarget } from './table-sources.js';
-import { PickedTokenizers } from './tokenizer-choice.js';
 import { TrainerClient } from './trainer-client.js';
 
 /** The extension's parts, built once per activation. */
@@ -31,7 +30,9 @@ interface Parts {
 export function activate(context: vscode.ExtensionContext): void {
   const output = vscode.window.createOutputChannel('Episode Lab');
   const log = (line: string) => output.appendLine(`[${new Date().toLocaleTimeString()}] ${line}`);
-  const parts = createParts(context.extensionUri, output, log, context.globalState);
+  const parts = createParts(context.extensionUri, output, log);
+  // The tokenizer folder picked for each dump file survives a window reload.
+  parts.commands.rememberPicksIn(context.globalState);
   const { trainer, tree, treeView, inspector, dashboard, table } = parts;
   context.subscriptions.push(
     output,
@@ -68,7 +69,6 @@ function createParts(
   extensionUri: vscode.Uri,
   output: vscode.OutputChannel,
   log: (line: string) => void,
-  globalState: vscode.Memento,
 ): Parts {
   const trainer = new TrainerClient(vscode.Uri.joinPath(extensionUri, 'dist', 'trainer.js').fsPath, log);
   const tree = new RunTreeProvider(() => Commands.runsRoot());
@@ -100,8 +100,7 @@ function createParts(
     dumpSummary: (file) => tree.dumps.get(file)?.summary ?? null,
     allowedRun: (dir) => isRunFolder(Commands.runsRoot(), dir),
   });
-  const picked = new PickedTokenizers(globalState);
-  const commands = new Commands(trainer, tree, treeView, inspector, dashboard, output, table, picked);
+  const commands = new Commands(trainer, tree, treeView, inspector, dashboard, output, table);
   const parts: Parts = { trainer, tree, treeView, dashboard, inspector, table, commands };
   return parts;
 }

@@ -326,10 +326,7 @@ export class RunTreeProvider implements vscode.TreeDataProvider<Node>, vscode.Di
   }
 }
 
-/**
- * An opened dump file's row: an error icon when it could not be read, a tick only once linted clean
- * with its owners known (ownersUnknown: a file whose owners are unknown was not checked, never clean).
- */
+/** An opened dump file's row: an error icon when it could not be read, a tick only once linted clean. */
 function dumpFileItem(
   n: Extract<Node, { kind: 'dumpFile' }>,
   opened: OpenedDump | undefined,
@@ -342,6 +339,7 @@ function dumpFileItem(
   );
   const total = s ? s.rules.reduce((a, r) => a + r.findings, 0) + (s.fileFindings?.length ?? 0) : 0;
   const rejected = s?.rejected?.length ?? 0;
+  // A file whose owners are unknown was not checked: a warning, never a tick (ownersUnknown).
   const unknown = s && opened?.linted ? ownersUnknown(s) : null;
   item.description = error
     ? 'could not be read'

@@ -31,8 +31,6 @@ export function activate(context: vscode.ExtensionContext): void {
   const output = vscode.window.createOutputChannel('Episode Lab');
   const log = (line: string) => output.appendLine(`[${new Date().toLocaleTimeString()}] ${line}`);
   const parts = createParts(context.extensionUri, output, log);
-  // The tokenizer folder picked for each dump file survives a window reload.
-  parts.commands.rememberPicksIn(context.globalState);
   const { trainer, tree, treeView, inspector, dashboard, table } = parts;
   context.subscriptions.push(
     output,
@@ -51,6 +49,8 @@ export function activate(context: vscode.ExtensionContext): void {
       if (e.affectsConfiguration('episodeLab.tokenizer')) void parts.commands.tokenizerSettingChanged();
     }),
   );
+  // The tokenizer folder picked for each dump file survives a window reload.
+  parts.commands.rememberPicksIn(context.globalState);
   void tree.refresh();
   // The Cancel Run button shows only while a job that a cancel stops is in flight.
   trainer.onRunningChanged(() => {

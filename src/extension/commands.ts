@@ -785,11 +785,15 @@ export class Commands {
    * (another tokenizer) redraws the inspectors that show it, at their record.
    */
   private async loadDump(file: string, refresh: boolean): Promise<void> {
-    const { dir: tokenizer, origin } = this.tokenizerFor(file);
+    const { dir: tokenizer, origin, ignored } = this.tokenizerFor(file);
     const opened = this.tree.dumps.open({ file, tokenizer, origin });
     this.tree.dumpsChanged();
     const name = path.basename(file);
     this.log(`${name}: tokenizer ${tokenizer ?? 'none found'}${origin ? ` (${origin})` : ''}`);
+    if (ignored) {
+      this.log(`${name}: ${ignored}`);
+      void vscode.window.showWarningMessage(`Episode Lab: ${ignored}`);
+    }
     // First index it (fast) and show its first record; then lint it whole, with progress.
     try {
       const quick = await (

@@ -5,7 +5,8 @@
  *   2. `beside`: the file's own folder, or its `tokenizer/`, holds `tokenizer.json` and `tokenizer_config.json`;
  *   3. `run-folder`: a folder named `tokenizer` in one of the RUN_FOLDER_LEVELS folders above the
  *      file's (slime and miles save one in the dump folder, the steps below it);
- *   4. `setting`: the `episodeLab.tokenizer` setting, a default for files that bring none;
+ *   4. `setting`: the `episodeLab.tokenizer` setting, a default for files that bring none (passed
+ *      over, with the reason, when its folder holds no tokenizer);
  *   else none (ids and masks only; the inspector offers a folder picker).
  * A file's own tokenizer wins over the global setting: a GPT-OSS file beside its tokenizer is never
  * read with the Qwen3 folder the setting names.
@@ -21,6 +22,8 @@ export const RUN_FOLDER_LEVELS = 3;
 export interface TokenizerChoice {
   dir: string | null;
   origin: TokenizerOrigin | null;
+  /** Why the setting was passed over: it names a folder that holds no tokenizer. */
+  ignored?: string;
 }
 
 /** Whether a folder holds a Hugging Face tokenizer (`tokenizer.json` and `tokenizer_config.json`). */
@@ -59,8 +62,11 @@ export function chooseTokenizer(
     if (isDir(named)) return { dir: named, origin: 'run-folder' };
   }
   const setting = opts.setting?.trim() ?? '';
-  if (setting) return { dir: setting, origin: 'setting' };
-  return { dir: null, origin: null };
+  if (!setting) return { dir: null, origin: null };
+  const named = tokenizerIn(setting, isDir);
+  if (named) return { dir: named, origin: 'setting' };
+  const ignored = `the episodeLab.tokenizer setting names ${setting}, which holds no tokenizer.json and tokenizer_config.json (nor does its tokenizer/)`;
+  return { dir: null, origin: null, ignored };
 }
 
 /** Key-value storage that survives a window reload (VS Code's Memento, or a stand-in). */

@@ -75,6 +75,15 @@ describe('the tokenizer a dump file is read with', () => {
     const file = path.join(root, 'elsewhere', 'x.jsonl');
     assert.deepEqual(chooseTokenizer(file, {}), { dir: null, origin: null });
     assert.deepEqual(chooseTokenizer(file, { setting: '   ' }), { dir: null, origin: null }, 'blank: unset');
+    const bad = path.join(root, 'elsewhere');
+    const r = chooseTokenizer(file, { setting: bad });
+    assert.deepEqual([r.dir, r.origin], [null, null], 'a setting naming no tokenizer is passed over');
+    assert.match(r.ignored ?? '', /setting names .*elsewhere, which holds no tokenizer\.json/);
+    tokenizerAt(path.join(root, 'm2', 'tokenizer'), 'qwen3');
+    assert.deepEqual(chooseTokenizer(file, { setting: path.join(root, 'm2') }), {
+      dir: path.join(root, 'm2', 'tokenizer'),
+      origin: 'setting',
+    });
   });
 
   it('a folder picked for the file wins over everything; one that lost its tokenizer is skipped', () => {

@@ -45,22 +45,29 @@ export function tokenizerLine(
 export const isNoTokenizerNote = (note: string) => /^No tokenizer/.test(note);
 
 /**
- * The picker shown at the top of the page when no tokenizer was found: what is missing, where it
- * was looked for, and a button that asks the host for a folder dialog.
+ * Why the page offers a tokenizer folder picker, or null: no tokenizer was found, or the one read
+ * does not fit the ids (a tokenizer-mismatch finding about the whole file).
  */
-export function renderTokenizerPicker(doc: Document, onPick: () => void): HTMLElement {
+export function pickerReason(s: DumpFileSummary): string | null {
+  if (s.tokenizer === null)
+    return "No tokenizer found (beside the file, in its run folder's tokenizer/, or the episodeLab.tokenizer setting): ids only, owners unknown, the mask not checked.";
+  const misfit =
+    s.fileFindings?.find((f) => f.rule === 'tokenizer-mismatch')?.message ??
+    s.rules.find((r) => r.rule === 'tokenizer-mismatch')?.summary;
+  return misfit === undefined
+    ? null
+    : `The ids do not fit this tokenizer (tokenizer-mismatch: ${misfit}): the rules did not run on it. Pick the model's own tokenizer.`;
+}
+
+/** The picker at the top of the page: why it is offered, and a button that asks the host for a folder dialog. */
+export function renderTokenizerPicker(doc: Document, reason: string, onPick: () => void): HTMLElement {
   const box = el(doc, 'div', 'tokenizer-picker');
   box.setAttribute('role', 'status');
   const button = makeButton(doc, 'pick-tokenizer', 'Pick a tokenizer folder…', onPick);
   button.title =
     'A folder with tokenizer.json and tokenizer_config.json (or its tokenizer/), remembered for this file';
   box.append(
-    el(
-      doc,
-      'p',
-      'status warn',
-      "No tokenizer found (beside the file, in its run folder's tokenizer/, or the episodeLab.tokenizer setting): ids only, owners unknown, the mask not checked.",
-    ),
+    el(doc, 'p', 'status warn', reason),
     button,
     el(doc, 'span', 'muted', 'remembered for this file'),
   );

@@ -11,6 +11,7 @@ import { renderDumpCompare } from './dump-compare.js';
 import {
   fileVerdict,
   isNoTokenizerNote,
+  pickerReason,
   renderCoverage,
   renderFileLevelFindings,
   renderTokenizerPicker,
@@ -291,8 +292,9 @@ export function renderDumpPage(
   ].filter(Boolean);
   header.appendChild(el(doc, 'p', 'info', info.join(' · ')));
   header.appendChild(el(doc, 'p', 'backend tokenizer-line', tokenizerLine(m.summary, v, m.origin)));
-  if (m.summary.tokenizer === null && h.onPickTokenizer)
-    header.appendChild(renderTokenizerPicker(doc, () => h.onPickTokenizer?.()));
+  const reason = pickerReason(m.summary);
+  if (reason && h.onPickTokenizer)
+    header.appendChild(renderTokenizerPicker(doc, reason, () => h.onPickTokenizer?.()));
   const isPinned = m.pinned?.title === m.title && m.pinned.view.ids.length === v.ids.length;
   if (h.onPin)
     header.appendChild(

@@ -13,7 +13,7 @@ import type { DumpFileSummary } from '../../src/core/dumps/view.js';
 import { ORIGIN_LABEL, ownersUnknown, parseFromWebview } from '../../src/protocol/webview.js';
 import { dumpOpen, dumpSample } from '../../src/trainer/dump-jobs.js';
 import { renderDumpPage } from '../../webview/dump.js';
-import { fileVerdict, sampleVerdict } from '../../webview/dump-coverage.js';
+import { fileVerdict, pickerReason, sampleVerdict } from '../../webview/dump-coverage.js';
 import { startInspector } from '../../webview/inspector-main.js';
 import { doc } from './fixtures.js';
 import { openPage } from './harness.js';
@@ -127,6 +127,12 @@ describe('the dump page before its findings', () => {
       'no coverage yet: every sample from the mask',
     );
     assert.equal(cls({ ...base, ownerSources: ['mask', 'template'] }), 'verdict good', 'some samples known');
+    assert.equal(pickerReason(base), null, 'a tokenizer that fits: no picker');
+    assert.match(
+      pickerReason({ ...base, fileFindings: [mismatch] }) ?? '',
+      /do not fit this tokenizer .*41 ids/,
+    );
+    assert.match(pickerReason({ ...base, tokenizer: null }) ?? '', /^No tokenizer found/);
     const view = { ownerSource: 'mask' } as Parameters<typeof sampleVerdict>[1];
     assert.equal(sampleVerdict(doc(), view).className, 'verdict warn unchecked');
   });

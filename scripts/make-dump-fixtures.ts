@@ -684,8 +684,10 @@ export function makeFixtures(out: string): Record<string, Expect[]> {
     while (turn1.ids[p] === turn2.ids[p]) p++;
     push(jsonlLine(t1), []);
     push(jsonlLine(t2), [{ rule: 'prefix-broken', positions: [p] }]);
-    // render-drift (a vanished <think>): the sampled turns concatenated, the first answer's <think>
-    // kept, while the template drops it from every answer before the last user message
+    // Not drift (issue 23): the sampled turns concatenated, the first answer's <think> kept, while
+    // the template drops it from every answer before the last user message. The <think> is what
+    // the policy generated, and each turn matches the render of its own history: a trainer that
+    // keeps the turn-by-turn stream trains what the sampler saw.
     const T1 = turn1.ids.length - 1; // without the final "\n"
     const cat = variant(turn2, rng);
     const rest = turn2.msgStart[2];
@@ -693,8 +695,7 @@ export function makeFixtures(out: string): Record<string, Expect[]> {
     cat.mask = [...turn1.mask.slice(0, T1), ...turn2.mask.slice(rest)];
     const { sampler, trainer } = logprobs(rng, cat.mask);
     Object.assign(cat, { sampler, trainer, advantages: cat.mask.map((m) => (m ? 0.5 : 0)) });
-    const extra = T1 - turn1.msgStart[1] - (turn2.msgStart[2] - turn2.msgStart[1]);
-    push(jsonlLine(cat), [{ rule: 'render-drift', positions: [...Array(extra).keys()].map((k) => p + k) }]);
+    push(jsonlLine(cat), []);
     write('jsonl-buggy.jsonl', lines);
     expected['jsonl-buggy.jsonl'] = ex;
   }

@@ -1,17 +1,24 @@
 /** `episode-lab lint`: find loss-mask bugs in real trainers' dump files. */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as v from 'valibot';
 import {
+  coverageLine,
   DUMP_FORMATS,
   DUMP_READERS,
   type DumpTokenizer,
   describeRejection,
   type Finding,
   findTokenizerBeside,
+  type LintFileReport,
+  type LintFinding,
   lintFile,
   loadTokenizerDir,
   RULE_IDS,
   RULES,
   type RuleId,
 } from '../core/dumps/index.js';
+import { parse } from '../core/schema.js';
 import { type Command, type OptionValues, suggest, UsageError } from './args.js';
 import { expandRunFolders, lintRunSteps, RUN_LINT_OPTIONS } from './run-commands.js';
 
@@ -49,18 +56,39 @@ export function compactPositions(ps: readonly number[]): string {
   return parts.join(',');
 }
 
-interface FileReport {
-  path: string;
-  format: string | null;
-  samples: number;
-  findings: Omit<Finding, never>[];
-  error?: string;
+/** `--template-kwargs JSON` -> an object of template arguments; throws UsageError when it is not one. */
+export function parseTemplateKwargs(spec: string | undefined): Record<string, unknown> | undefined {
+  if (spec === undefined) return undefined;
+  let x: unknown;
+  try {
+    x = JSON.parse(spec);
+  } catch (e) {
+    throw new UsageError(`--template-kwargs: not JSON (${(e as Error).message})`);
+  }
+  const r = parse(v.record(v.string(), v.unknown()), x, '--template-kwargs');
+  if (!r.ok || Array.isArray(x))
+    throw new UsageError('--template-kwargs: expected a JSON object, e.g. \'{"enable_thinking": false}\'');
+  return r.value;
+}
+
+/** Why no tokenizer was found for a file: where it was looked for, and a Kimi-style tiktoken.model without a tokenizer.json. */
+export function noTokenizerWhy(file: string, error?: string): string {
+  const here = path.dirname(path.resolve(file));
+  const tiktoken = [here, path.join(here, 'tokenizer')].find((d) =>
+    fs.existsSync(path.join(d, 'tiktoken.model')),
+  );
+  if (tiktoken)
+    return `${tiktoken} has a tiktoken.model but no tokenizer.json (Episode Lab reads Hugging Face tokenizer.json files)`;
+  return (
+    error ??
+    `no tokenizer was given (--tokenizer DIR) and none is beside the file (${here} or ${path.join(here, 'tokenizer')})`
+  );
 }
 
 export const lintCommand: Command = {
   name: 'lint',
   summary: `Find loss-mask bugs in dump files (${DUMP_READERS.map((r) => r.label).join(', ')}) with the model's tokenizer.`,
-  usage: `FILE|RUN_DIR... [--tokenizer DIR] [--format ${LINT_FORMATS.join('|')}] [--rules a,b] [--json | --json-lines [--follow]]`,
+  usage: `FILE|RUN_DIR... [--tokenizer DIR] [--template-kwargs JSON] [--allow-unknown-owners] [--format ${LINT_FORMATS.join('|')}] [--rules a,b] [--json | --json-lines [--follow]]`,
   positionals: ['FILE...'],
   options: {
     tokenizer: {
@@ -71,7 +99,21 @@ export const lintCommand: Command = {
     format: { type: 'string', choices: LINT_FORMATS, default: 'auto', help: 'file format' },
     rules: { type: 'string', metavar: 'a,b', help: `rules to run (default all: ${RULE_IDS.join(', ')})` },
     logprobGap: { type: 'number', default: 2, min: 0, metavar: 'NATS', help: 'logprob-gap threshold' },
-    json: { type: 'boolean', default: false, help: 'print {"files": [{path, format, samples, findings}]}' },
+    templateKwargs: {
+      type: 'string',
+      metavar: 'JSON',
+      help: "chat template arguments for every record, e.g. '{\"enable_thinking\": false}' (a record's chat_template_kwargs add to them)",
+    },
+    allowUnknownOwners: {
+      type: 'boolean',
+      default: false,
+      help: 'when owners cannot be derived, say so in a note instead of an owners-unknown finding (exit 0 possible)',
+    },
+    json: {
+      type: 'boolean',
+      default: false,
+      help: 'print {"files": [{path, format, samples, tokenizer, owners, ends, notes, findings}]}',
+    },
     ...RUN_LINT_OPTIONS,
   },
   run: (o, files) => runLint(o, files),
@@ -99,31 +141,56 @@ export async function runLint(
   }
   const format = o.format as (typeof LINT_FORMATS)[number];
   const logprobGap = o.logprobGap as number;
-  if (o.follow || o.jsonLines) return lintRunSteps(files, { rules, tok: given, logprobGap, format }, o, io);
+  const templateKwargs = parseTemplateKwargs(o.templateKwargs as string | undefined);
+  const allowUnknownOwners = o.allowUnknownOwners === true;
+  if (o.follow || o.jsonLines)
+    return lintRunSteps(
+      files,
+      { rules, tok: given, logprobGap, format, templateKwargs, allowUnknownOwners },
+      o,
+      io,
+    );
   const run = await expandRunFolders(files, o, (e) => io.err(`episode-lab lint: ${e}\n`));
-  const reports: FileReport[] = [];
+  const reports: LintFileReport[] = [];
   const out: string[] = [];
   let unreadable = run.failed;
   for (const file of run.files) {
     let tok = given;
-    let tokNote = given ? `tokenizer ${given.source} (${given.family})` : '';
+    let tokNote = given ? `tokenizer ${given.source}` : '';
+    let missing: string | undefined;
     if (!tok) {
       const beside = findTokenizerBeside(file);
       const t = beside ? loadTokenizerDir(beside) : undefined;
       if (t?.ok) {
         tok = t.value;
-        tokNote = `tokenizer ${beside} found beside the file (${tok.family})`;
-      } else tokNote = `no tokenizer${t && !t.ok ? ` (${t.error})` : ''} (give --tokenizer DIR)`;
+        tokNote = `tokenizer ${beside} found beside the file`;
+      } else {
+        missing = noTokenizerWhy(file, t && !t.ok ? t.error : undefined);
+        tokNote = 'no tokenizer (give --tokenizer DIR)';
+      }
     }
     const r = await lintFile(file, {
       tok,
       rules,
-      format: o.format as (typeof LINT_FORMATS)[number],
-      logprobGap: o.logprobGap as number,
+      format,
+      logprobGap,
+      templateKwargs,
+      allowUnknownOwners,
+      noTokenizerWhy: missing,
     });
     if (!r.ok) {
       unreadable = true;
-      reports.push({ path: file, format: null, samples: 0, findings: [], error: r.error });
+      reports.push({
+        path: file,
+        format: null,
+        samples: 0,
+        tokenizer: tok?.source ?? null,
+        owners: null,
+        ends: [],
+        notes: [],
+        findings: [],
+        error: r.error,
+      });
       io.err(`episode-lab lint: ${r.error}\n`);
       continue;
     }
@@ -135,35 +202,55 @@ export async function runLint(
       if (f.rejections.length > 10)
         io.err(`episode-lab lint: ${file}: ${f.rejections.length - 10} more bad lines\n`);
     }
-    reports.push({ path: file, format: f.format, samples: f.samples, findings: f.findings });
-    const owners = f.ownerSources.includes('mask')
-      ? 'owners from the mask alone (template unknown: the owner rules are off)'
-      : f.ownerSources.includes('file')
-        ? 'owners from the file'
-        : 'owners from the template';
-    out.push(`${file}: ${f.format}, ${f.samples} samples, ${tokNote}, ${owners}`);
-    const byRule = new Map<RuleId, Finding[]>();
-    for (const x of f.findings) byRule.set(x.rule, [...(byRule.get(x.rule) ?? []), x]);
-    const width = Math.max(...RULE_IDS.map((id) => id.length));
-    for (const id of RULE_IDS) {
-      const xs = byRule.get(id);
-      if (!xs) continue;
-      const samples = new Set(xs.map((x) => x.sample)).size;
-      const first = xs[0];
-      out.push(
-        `  ${id.padEnd(width)}  ${xs.length} finding${xs.length === 1 ? '' : 's'} in ${samples} sample${samples === 1 ? '' : 's'}; ` +
-          `${RULES[id].summary}; first: sample ${first.sample}${first.positions.length ? ` at ${compactPositions(first.positions)}` : ''}: ${first.message}`,
-      );
-    }
-    const affected = new Set(f.findings.map((x) => x.sample)).size;
-    out.push(
-      f.findings.length
-        ? `  ${f.findings.length} findings in ${affected} of ${f.samples} samples`
-        : '  no findings',
-    );
+    const findings: LintFinding[] = [...f.fileFindings, ...f.findings];
+    reports.push({
+      path: file,
+      format: f.format,
+      samples: f.samples,
+      tokenizer: f.coverage.tokenizer,
+      owners: f.coverage.owners,
+      ends: f.coverage.ends,
+      notes: f.coverage.notes,
+      findings,
+    });
+    out.push(`${file}: ${f.format}, ${f.samples} samples, ${tokNote}`);
+    out.push(`  ${coverageLine(f.coverage)}`);
+    for (const n of f.coverage.notes) out.push(`  note: ${n}`);
+    out.push(...findingLines(f.findings, f.fileFindings, f.samples));
   }
   if (o.json) io.out(`${JSON.stringify({ files: reports })}\n`);
   else if (out.length) io.out(`${out.join('\n')}\n`);
   if (unreadable) return 2;
   return reports.some((r) => r.findings.length) ? 1 : 0;
+}
+
+/** The text of a file's findings: whole-file findings in full, then one line per rule, then the count. */
+function findingLines(
+  findings: readonly Finding[],
+  fileFindings: readonly { rule: RuleId; message: string }[],
+  samples: number,
+): string[] {
+  const out: string[] = [];
+  const width = Math.max(...RULE_IDS.map((id) => id.length));
+  for (const x of fileFindings) out.push(`  ${x.rule.padEnd(width)}  ${x.message}`);
+  const byRule = new Map<RuleId, Finding[]>();
+  for (const x of findings) byRule.set(x.rule, [...(byRule.get(x.rule) ?? []), x]);
+  for (const id of RULE_IDS) {
+    const xs = byRule.get(id);
+    if (!xs) continue;
+    const n = new Set(xs.map((x) => x.sample)).size;
+    const first = xs[0];
+    out.push(
+      `  ${id.padEnd(width)}  ${xs.length} finding${xs.length === 1 ? '' : 's'} in ${n} sample${n === 1 ? '' : 's'}; ` +
+        `${RULES[id].summary}; first: sample ${first.sample}${first.positions.length ? ` at ${compactPositions(first.positions)}` : ''}: ${first.message}`,
+    );
+  }
+  const affected = new Set(findings.map((x) => x.sample)).size;
+  const total = findings.length + fileFindings.length;
+  out.push(
+    total
+      ? `  ${total} findings${findings.length ? ` in ${affected} of ${samples} samples` : ''}${fileFindings.length ? `, ${fileFindings.length} about the whole file` : ''}`
+      : '  no findings',
+  );
+  return out;
 }

@@ -4,6 +4,7 @@
  *
  * The step lines (`--json-lines`), on stdout and nothing else there:
  * `{"step", "path", "samples", "findings": [{"path", "sample", "rule", "positions", "message"}],
+ *   "file_findings": [{"path", "rule", "message"}] (owners-unknown, tokenizer-mismatch),
  *   "summary": {…run-summary.ts StepSummary}, "errors": [...], "advisories": [...]}`
  * where `path` is the step's folder or file, each finding's `path` its data file and `sample` the
  * 0-based record in that file, and `advisories` the run's health advisories over the steps so far.
@@ -108,6 +109,8 @@ export interface RunLintSettings {
   tok?: DumpTokenizer;
   logprobGap?: number;
   format?: StepScanOptions['format'];
+  templateKwargs?: Record<string, unknown>;
+  allowUnknownOwners?: boolean;
 }
 
 /** `lint RUN_DIR --json-lines [--follow]` (and `--follow` in text): the exit code (0, 1 findings, 2 unreadable). */
@@ -128,11 +131,7 @@ export async function lintRunSteps(
     const beside = findTokenizerBeside(path.join(dir, 'x'));
     const t = beside ? loadTokenizerDir(beside) : undefined;
     if (t?.ok) tok = t.value;
-    say(
-      t?.ok
-        ? `tokenizer ${beside} (${t.value.family})`
-        : 'no tokenizer (give --tokenizer DIR): owner rules off',
-    );
+    say(t?.ok ? `tokenizer ${beside}` : 'no tokenizer (give --tokenizer DIR): owner rules off');
   }
   const opts: StepScanOptions = {
     ...settings,
@@ -150,7 +149,7 @@ export async function lintRunSteps(
     const advisories = advise(history);
     for (const e of rep.errors) say(e);
     if (rep.errors.length) code = 2;
-    else if (rep.findings.length) code = Math.max(code, 1);
+    else if (rep.findings.length || rep.fileFindings.length) code = Math.max(code, 1);
     if (o.jsonLines) io.out(`${JSON.stringify(stepLine(rep, advisories))}\n`);
     else io.out(stepText(rep, advisories, printed));
   };
@@ -200,6 +199,7 @@ export function stepLine(rep: StepReport, advisories: Advisory[]) {
     path: rep.path,
     samples: rep.samples,
     findings: rep.findings,
+    file_findings: rep.fileFindings,
     summary: rep.summary,
     errors: rep.errors,
     advisories,

@@ -10,7 +10,7 @@ import {
   type DumpTokenizer,
   type DumpView,
   detectLineFormat,
-  type FileCoverage,
+  emptyCoverage,
   type Finding,
   fileSummary,
   findTokenizerBeside,
@@ -18,8 +18,6 @@ import {
   lintFile,
   lintSample,
   loadTokenizerDir,
-  RULE_IDS,
-  RULES,
   readLineAt,
   readRecordAt,
   sampleView,
@@ -99,10 +97,14 @@ export async function dumpOpen(job: JobOf<'dumpOpen'>, hooks: DumpHooks): Promis
       findings: [],
       rejections: [],
       ownerSources: [],
+      fileFindings: [],
+      coverage: emptyCoverage(),
       cancelled: false,
     };
     const summary = fileSummary(empty, index, tok);
     summary.notes.unshift('Linting the whole file: the findings appear when it is done.');
+    // What the lint could check is known once it ran: absent until then (view-schema.ts).
+    delete summary.coverage;
     return summary;
   }
   const lint = await lintFile(job.file, {
@@ -124,27 +126,7 @@ export async function dumpOpen(job: JobOf<'dumpOpen'>, hooks: DumpHooks): Promis
   fileFindings.set(path.resolve(job.file), byRecord);
   const summary = fileSummary(lint.value, index, tok);
   summary.recordStats = stats.build(summary.records);
-  summary.coverage ??= provisionalCoverage(summary, tok);
   return summary;
-}
-
-/**
- * A linted file's coverage when the lint reports none itself: owners from the file, from the
- * template (some sample's), or from the mask alone (every sample's); the template's family (null
- * without a tokenizer); prefix-preserving not probed (null); the rules that need owners off when
- * owners come from the mask.
- */
-export function provisionalCoverage(s: DumpFileSummary, tok: DumpTokenizer | undefined): FileCoverage {
-  const from = s.ownerSources;
-  const source = from.includes('file') ? 'file' : from.includes('template') ? 'template' : 'mask';
-  const template = tok ? (tok.family === 'unknown' ? `unknown template (${tok.source})` : tok.family) : null;
-  const rulesOff = source === 'mask' ? RULE_IDS.filter((id) => RULES[id].needsOwners) : [];
-  return {
-    tokenizer: s.tokenizer,
-    owners: { source, template, prefix_preserving: null, rules_off: rulesOff },
-    ends: [],
-    notes: [],
-  };
 }
 
 /**

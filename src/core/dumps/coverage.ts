@@ -42,6 +42,16 @@ export const FileCoverageSchema = strict({
 });
 export type FileCoverage = v.InferOutput<typeof FileCoverageSchema>;
 
+/** The coverage of a file nothing was read of yet (owners unknown, nothing said). */
+export function emptyCoverage(): FileCoverage {
+  return {
+    tokenizer: null,
+    owners: { source: 'mask', template: null, prefix_preserving: null, rules_off: [] },
+    ends: [],
+    notes: [],
+  };
+}
+
 /** A finding as `--json` prints it: of one sample (`sample`, `positions`), or of the whole file (neither). */
 export const LintFindingSchema = strict({
   sample: v.optional(int(0, 1e12)),

@@ -9,6 +9,7 @@ import { Template } from '@huggingface/jinja';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { fail, ok, type Result } from '../schema.js';
 import type { ChatMessage } from './sample.js';
+import type { Marker, TemplateSpecials } from './template-probe.js';
 
 /** Chat-template families whose markers the owner inference knows. */
 export type TemplateFamily = 'chatml' | 'llama3' | 'unknown';
@@ -19,6 +20,8 @@ export interface DumpTokenizer {
   family: TemplateFamily;
   /** Text -> ids, without BOS/EOS added (chat templates write their own special tokens). */
   encode(text: string): number[];
+  /** The text of a sequence of ids as decoded (special tokens as written); throws on ids outside the vocabulary. */
+  decode(ids: readonly number[]): string;
   /** The text of one token as decoded (special tokens as written, e.g. `<|im_end|>`). */
   text(id: number): string;
   /** The id of a token string (special or vocabulary form), if any. */
@@ -29,8 +32,16 @@ export interface DumpTokenizer {
   endIds: ReadonlySet<number>;
   eosId?: number;
   padId?: number;
-  /** The chat template, when tokenizer_config.json has one. */
+  /** The chat template, when the folder has one (chat_template.jinja, else tokenizer_config.json's). */
   chatTemplate?: string;
+  /** Where `chatTemplate` comes from: a file name of the folder. */
+  templateFile?: string;
+  /** The named special tokens as templates read them (bos_token, eos_token, ...). */
+  specials: TemplateSpecials;
+  /** The added tokens (placeholders such as reserved ones left out): exact markers for the template probe. */
+  markers: Marker[];
+  /** Number of ids in the vocabulary (added tokens included): ids at or above it are not this tokenizer's. */
+  vocabSize: number;
   /** Render messages with the chat template: `Result<text, why not>`. */
   render(
     messages: ChatMessage[],
@@ -61,6 +72,7 @@ export function tokenizerFromJson(
   tokenizerJson: Record<string, unknown>,
   config: Record<string, unknown>,
   source = 'tokenizer.json',
+  templateFile = 'tokenizer_config.json',
 ): Result<DumpTokenizer, string> {
   let tok: Tokenizer;
   try {
@@ -87,6 +99,15 @@ export function tokenizerFromJson(
   const eosId = eosName !== undefined ? id(eosName) : undefined;
   const padId = padName !== undefined ? id(padName) : undefined;
   const chatTemplate = chatTemplateOf(config);
+  const markers = added
+    .filter(
+      (t) =>
+        !/reserved|place▁holder|unused|<\|fim_|<\|vision|<\|image|<\|video|<\|box|<\|quad|<\|object_ref/.test(
+          t.content,
+        ),
+    )
+    .map((t) => ({ text: t.content, special: t.special === true }));
+  const vocabSize = Math.max(vocabSizeOf(tokenizerJson), ...added.map((t) => t.id + 1));
   const has = (t: string) => id(t) !== undefined && (chatTemplate === undefined || chatTemplate.includes(t));
   const family: TemplateFamily =
     has('<|im_start|>') && has('<|im_end|>')
@@ -128,6 +149,8 @@ export function tokenizerFromJson(
     source,
     family,
     encode: (s) => tok.encode(s, { add_special_tokens: false }).ids,
+    decode: (ids) =>
+      tok.decode(ids as number[], { skip_special_tokens: false, clean_up_tokenization_spaces: false }),
     text,
     id,
     specialIds,
@@ -135,8 +158,29 @@ export function tokenizerFromJson(
     eosId,
     padId,
     chatTemplate,
+    templateFile: chatTemplate === undefined ? undefined : templateFile,
+    specials: {
+      bos: tokenName(config.bos_token),
+      eos: eosName,
+      pad: padName,
+      unk: tokenName(config.unk_token),
+    },
+    markers,
+    vocabSize,
     render,
   });
+}
+
+/** Size of a tokenizer.json's model vocabulary (BPE/WordPiece `vocab` object, Unigram `vocab` list). */
+function vocabSizeOf(tj: Record<string, unknown>): number {
+  const vocab = (tj.model as { vocab?: unknown } | undefined)?.vocab;
+  if (Array.isArray(vocab)) return vocab.length;
+  if (vocab && typeof vocab === 'object') {
+    let max = -1;
+    for (const id of Object.values(vocab)) if (typeof id === 'number' && id > max) max = id;
+    return max + 1;
+  }
+  return 0;
 }
 
 /** Load `DIR/tokenizer.json` + `DIR/tokenizer_config.json` (+ `chat_template.jinja`): Result<tokenizer, what is missing or bad>. */
@@ -154,15 +198,21 @@ export function loadTokenizerDir(dir: string): Result<DumpTokenizer, string> {
   if (!tj.ok) return tj;
   const tc = read('tokenizer_config.json');
   if (!tc.ok) return tc;
-  // Newer Hub repos keep the template in chat_template.jinja (or chat_template.json) beside the config.
+  // Newer Hub repos keep the template in chat_template.jinja (or chat_template.json) beside the
+  // config; as in transformers, chat_template.jinja wins over tokenizer_config.json's template.
   const jinja = path.join(dir, 'chat_template.jinja');
-  if (tc.value.chat_template === undefined && fs.existsSync(jinja))
+  let templateFile = 'tokenizer_config.json';
+  if (fs.existsSync(jinja)) {
     tc.value.chat_template = fs.readFileSync(jinja, 'utf8');
-  else if (tc.value.chat_template === undefined && fs.existsSync(path.join(dir, 'chat_template.json'))) {
+    templateFile = 'chat_template.jinja';
+  } else if (tc.value.chat_template === undefined && fs.existsSync(path.join(dir, 'chat_template.json'))) {
     const t = read('chat_template.json');
-    if (t.ok) tc.value.chat_template = t.value.chat_template;
+    if (t.ok) {
+      tc.value.chat_template = t.value.chat_template;
+      templateFile = 'chat_template.json';
+    }
   }
-  return tokenizerFromJson(tj.value, tc.value, dir);
+  return tokenizerFromJson(tj.value, tc.value, dir, templateFile);
 }
 
 /** A tokenizer folder beside a dump file: its own folder, or `tokenizer/` in it, or none. */

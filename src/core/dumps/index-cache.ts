@@ -13,6 +13,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as v from 'valibot';
 import { parse } from '../schema.js';
+import { FileCoverageSchema } from './coverage.js';
 import { DUMP_FORMATS } from './index.js';
 import { RULE_IDS } from './rules.js';
 import type { FileLook } from './run-folder.js';
@@ -42,6 +43,9 @@ export const FileIndexSchema = v.object({
   ),
   rejections: v.array(v.object({ record: count, field: str, expected: str, found: str })),
   ownerSources: v.array(v.picklist(['file', 'template', 'mask'] as const)),
+  /** Findings about the whole file (owners-unknown, tokenizer-mismatch) and what the lint could check. */
+  fileFindings: v.array(v.object({ rule: v.picklist(RULE_IDS), message: str })),
+  coverage: FileCoverageSchema,
 });
 export type FileIndex = v.InferOutput<typeof FileIndexSchema>;
 

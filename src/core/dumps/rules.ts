@@ -25,6 +25,8 @@ import { type DumpSample, OWNER } from './sample.js';
 
 /** When a rule's check runs, in this order, and so the order of a sample's findings. */
 export const STAGES = [
+  /** the whole file: whether owners and the tokenizer could be had (lint-file.ts; no per-sample check) */
+  'file',
   /** the reader's arrays against `ids` */
   'lengths',
   /** the mask alone */
@@ -56,7 +58,28 @@ export interface Rule {
   check: (c: SampleContext) => Hit[];
 }
 
+/** The check of a whole-file rule: nothing per sample (lintFile reports it once per file, with no sample and no positions). */
+const wholeFile = (): Hit[] => [];
+
 export const RULE_TABLE = [
+  {
+    id: 'owners-unknown',
+    summary:
+      'owners could not be derived for the file (no tokenizer, no chat template, a template that does not render): the owner rules did not run',
+    from: 'issue 23 (a Gemma 3 file with seven injected mask bugs reported clean, exit 0)',
+    needsOwners: false,
+    stage: 'file',
+    check: wholeFile,
+  },
+  {
+    id: 'tokenizer-mismatch',
+    summary:
+      "the ids do not fit the tokenizer (ids outside its vocabulary, the template's special tokens never appearing, decode and re-encode disagreeing): no rule is built on it",
+    from: 'issue 23 (a GPT-OSS file read with a Qwen3 tokenizer: 250 mask-on-template findings per record)',
+    needsOwners: false,
+    stage: 'file',
+    check: wholeFile,
+  },
   {
     id: 'mask-on-tool',
     summary: 'tool-response tokens are trained (mask 1)',
@@ -168,6 +191,9 @@ export type RuleId = (typeof RULE_TABLE)[number]['id'];
 /** RuleInfo is a table entry, its id typed as a RuleId. */
 export type RuleInfo = Rule & { id: RuleId };
 
+/** The rules about a whole file (stage `file`): found once per file, with no sample and no positions. */
+export const FILE_RULE_IDS: readonly RuleId[] = RULE_TABLE.filter((r) => r.stage === 'file').map((r) => r.id);
+
 /** The rule ids in table order (summaries and `--rules` list them so). */
 export const RULE_IDS: readonly RuleId[] = RULE_TABLE.map((r) => r.id);
 /** The table by rule id. */
@@ -200,6 +226,8 @@ export interface LintOptions extends CheckOptions {
 export interface SampleLint {
   findings: Finding[];
   owners: Owners;
+  /** What the checks said without finding anything (a record the template cannot render). */
+  notes: string[];
 }
 
 /** Lint one normalised sample: its findings (positions in the record's token sequence) and its owners. */
@@ -217,5 +245,5 @@ export function lintSample(s: DumpSample, opts: LintOptions = {}): SampleLint {
         message: hit.message + where,
       });
   }
-  return { findings, owners: c.owners };
+  return { findings, owners: c.owners, notes: c.notes };
 }

@@ -50,6 +50,8 @@ export interface DumpSample {
   weightVersions?: number[];
   messages?: ChatMessage[];
   tools?: unknown[];
+  /** The chat template's arguments the record was rendered with (`chat_template_kwargs`: enable_thinking, builtin_tools, ...). */
+  templateKwargs?: Record<string, unknown>;
   /** Conversation key (token-level JSONL): successive lines of one episode are its successive turns. */
   episode?: string | number;
   /** Per-token arrays whose length disagrees with `ids` (found by the reader, reported by length-mismatch). */

@@ -3,6 +3,7 @@
  * also keeps every sample's facts (line offset and figures, run-summary.ts), or taken from the index
  * cache when the file is unchanged; and the step's summary folded from its files' facts.
  */
+import { emptyCoverage, type FileFinding } from './coverage.js';
 import type { DumpTokenizer } from './hf-tokenizer.js';
 import type { IndexCache } from './index-cache.js';
 import { type FileLint, lintFile } from './lint-file.js';
@@ -18,6 +19,8 @@ export interface StepScanOptions extends LintOptions {
   signal?: AbortSignal;
   /** Stop keeping a file's findings after this many (default 100000). */
   maxFindings?: number;
+  /** owners-unknown as a note, not a finding. */
+  allowUnknownOwners?: boolean;
 }
 
 /** What reading one data file found. */
@@ -36,11 +39,14 @@ export interface FileScan extends Omit<FileLint, 'cancelled' | 'format'> {
 export function scanKey(opts: StepScanOptions): string {
   const tok: DumpTokenizer | undefined = opts.tok;
   return JSON.stringify({
-    tok: tok ? `${tok.source}|${tok.family}` : null,
+    tok: tok ? `${tok.source}|${tok.templateFile ?? ''}|${tok.vocabSize}` : null,
+    owners: 2,
+    kwargs: opts.templateKwargs ?? null,
     rules: opts.rules ? [...opts.rules].sort() : null,
     gap: opts.logprobGap ?? 2,
     format: opts.format ?? 'auto',
     max: opts.maxFindings ?? 100_000,
+    allow: opts.allowUnknownOwners ?? false,
   });
 }
 
@@ -48,7 +54,16 @@ export function scanKey(opts: StepScanOptions): string {
 export async function scanDumpFile(file: string, opts: StepScanOptions = {}): Promise<FileScan> {
   const key = scanKey(opts);
   const before = await nodeRunFs.look(file);
-  const empty = { path: file, samples: 0, findings: [], rejections: [], ownerSources: [], facts: [] };
+  const empty = {
+    path: file,
+    samples: 0,
+    findings: [],
+    rejections: [],
+    ownerSources: [],
+    fileFindings: [],
+    coverage: emptyCoverage(),
+    facts: [],
+  };
   if (!before)
     return {
       ...empty,
@@ -58,8 +73,19 @@ export async function scanDumpFile(file: string, opts: StepScanOptions = {}): Pr
     };
   const hit = await opts.cache?.get(file, before, key);
   if (hit) {
-    const { format, samples, facts, findings, rejections, ownerSources } = hit;
-    return { path: file, format, samples, facts, findings, rejections, ownerSources, cached: true };
+    const { format, samples, facts, findings, rejections, ownerSources, fileFindings, coverage } = hit;
+    return {
+      path: file,
+      format,
+      samples,
+      facts,
+      findings,
+      rejections,
+      ownerSources,
+      fileFindings,
+      coverage,
+      cached: true,
+    };
   }
   const facts: SampleFacts[] = [];
   const r = await lintFile(file, {
@@ -84,6 +110,8 @@ export interface StepReport {
   samples: number;
   files: FileScan[];
   findings: (Finding & { path: string })[];
+  /** Findings about a whole file (owners-unknown, tokenizer-mismatch), each with its file's path. */
+  fileFindings: (FileFinding & { path: string })[];
   summary: StepSummary;
   /** One line per file that could not be read, and per bad line (the first 10 of a file). */
   errors: string[];
@@ -94,6 +122,7 @@ export async function scanStep(step: RunStep, opts: StepScanOptions = {}): Promi
   const acc = new StepSummaryAccumulator();
   const files: FileScan[] = [];
   const findings: StepReport['findings'] = [];
+  const fileFindings: StepReport['fileFindings'] = [];
   const errors: string[] = [];
   for (const file of step.files) {
     if (opts.signal?.aborted) break;
@@ -105,6 +134,7 @@ export async function scanStep(step: RunStep, opts: StepScanOptions = {}): Promi
     for (const x of f.facts) acc.add(x);
     acc.addFindings(f.findings);
     for (const x of f.findings) findings.push({ path: file, ...x });
+    for (const x of f.fileFindings) fileFindings.push({ path: file, ...x });
   }
   return {
     step: step.step,
@@ -112,6 +142,7 @@ export async function scanStep(step: RunStep, opts: StepScanOptions = {}): Promi
     samples: files.reduce((n, f) => n + f.samples, 0),
     files,
     findings,
+    fileFindings,
     summary: acc.finish(),
     errors,
   };

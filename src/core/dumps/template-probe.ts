@@ -972,3 +972,71 @@ export function probeChatTemplate(
   );
   return without;
 }
+
+/**
+ * What a template writes where a token stream without messages can still be checked: after each
+ * end token, the text before the next message's opener (`afterEnd`: `\n` after ChatML's
+ * <|im_end|>, '' after Llama 3's <|eot_id|>), and between two consecutive tool results of one
+ * parallel call (`toolGap`; null when the template renders no parallel calls or tool results).
+ */
+export interface TemplateGaps {
+  afterEnd: Map<string, string>;
+  toolGap: string | null;
+}
+
+export function probeGaps(
+  render: ChatRenderer,
+  s: TemplateStructure,
+  markers?: readonly Marker[],
+): TemplateGaps {
+  const R = (msgs: readonly ProbeMessage[], gen = false) => {
+    const r = render(msgs, { addGenerationPrompt: gen });
+    return r.ok ? r.value : undefined;
+  };
+  const enc = [
+    { content: '', stringArgs: false },
+    { content: null, stringArgs: false },
+    { content: '', stringArgs: true },
+    { content: null, stringArgs: true },
+  ].find((e) => R([user(S.u1), calling(e, [1])])?.includes(S.x1));
+  const afterEnd = new Map<string, string>();
+  const pairs: [ProbeMessage[], string, string, ContentRole][] = [
+    [[user(S.u1), answer(S.a1), user(S.u2)], S.a1, S.u2, 'user'],
+  ];
+  if (enc) pairs.push([[user(S.u1), calling(enc, [1]), toolResult(1)], S.x1, S.t1, 'tool']);
+  const ends = new Set(s.ends);
+  for (const [msgs, a, b, role] of pairs) {
+    const text = R(msgs, true);
+    if (!text?.includes(b)) continue;
+    const gap = between(text, a, b);
+    const mx = new MarkerIndex(markers ?? guessMarkers(text));
+    const end = mx.find(gap).find((m) => ends.has(m.text));
+    if (!end || afterEnd.has(end.text)) continue;
+    const rest = gap.slice(end.at + end.text.length);
+    for (let p = 0; p <= rest.length; p++) {
+      const o = s.openers.find((x) => x.role === role && openerEndAt(rest, p, x) === rest.length);
+      if (o || (p === rest.length && s.openers.length === 0)) {
+        afterEnd.set(end.text, rest.slice(0, p));
+        break;
+      }
+    }
+  }
+  let toolGap: string | null = null;
+  if (enc && s.parallelToolCalls) {
+    const text = R([user(S.u1), calling(enc, [1, 2]), toolResult(1), toolResult(2)], true);
+    if (text?.includes(S.t1) && text.includes(S.t2)) toolGap = between(text, S.t1, S.t2);
+  }
+  return { afterEnd, toolGap };
+}
+
+/** End of opener `o` matching text at p (head, a hole of at most MAX_HOLE characters, tail), or -1. */
+export function openerEndAt(text: string, p: number, o: Opener): number {
+  if (!o.head || !text.startsWith(o.head, p)) return -1;
+  const q = p + o.head.length;
+  if (!o.tail) return q;
+  for (let k = q; k <= q + MAX_HOLE && k < text.length; k++) {
+    if (text.startsWith(o.tail, k)) return k + o.tail.length;
+    if (text[k] === '\n' || text[k] === '<') return -1;
+  }
+  return -1;
+}

@@ -17,6 +17,8 @@ import {
   type Marker,
   type ProbeMessage,
   probeChatTemplate,
+  probeGaps,
+  type TemplateGaps,
   type TemplateSpecials,
   type TemplateStructure,
   templateBlocks,
@@ -46,6 +48,8 @@ export interface TemplateReader {
   structure: TemplateStructure;
   template: TemplateSource;
   render: ChatRenderer;
+  /** What the template writes after end tokens and between tool results (probed on first use). */
+  gaps(): TemplateGaps;
   /** Owners of one sample's ids [T] (tools: the record's, for their definitions' text). */
   owners(
     ids: readonly number[],
@@ -94,10 +98,15 @@ export function templateReader(
     }
     return b;
   };
+  let gaps: TemplateGaps | undefined;
   return ok({
     structure: structure.value,
     template,
     render,
+    gaps: () => {
+      gaps ??= probeGaps(render, structure.value, markers);
+      return gaps;
+    },
     owners: (ids, opts = {}) => {
       const o: OwnerOptions = { lossMask: opts.lossMask, blocks: blocksOf(opts.tools) };
       return templateOwners(ids, tok, structure.value, o);
@@ -105,4 +114,38 @@ export function templateReader(
     drift: (ids, messages, tools) =>
       templateDrift(ids, tok, structure.value, render, messages, { tools, blocks: blocksOf(tools) }),
   });
+}
+
+/** Readers of each tokenizer by template arguments (JSON), probed once each. */
+const readers = new WeakMap<DumpTokenizer, Map<string, Result<TemplateReader, string>>>();
+
+/**
+ * The reader of a tokenizer for template arguments, with its own special tokens and added tokens:
+ * probed once per tokenizer and arguments (a file's records share it). Result as templateReader.
+ */
+export function readerOf(
+  tok: DumpTokenizer,
+  kwargs: Readonly<Record<string, unknown>> = {},
+): Result<TemplateReader, string> {
+  let byArgs = readers.get(tok);
+  if (!byArgs) {
+    byArgs = new Map();
+    readers.set(tok, byArgs);
+  }
+  const key = JSON.stringify(kwargs);
+  let r = byArgs.get(key);
+  if (!r) {
+    r = templateReader(tok, kwargs, tok.specials, tok.markers.length ? tok.markers : undefined);
+    if (byArgs.size > 32) byArgs.clear();
+    byArgs.set(key, r);
+  }
+  return r;
+}
+
+/** The name the coverage gives a reader's template: its family when known, else where it comes from. */
+export function templateName(tok: Pick<DumpTokenizer, 'templateFile'>, r: TemplateReader): string {
+  if (r.structure.family) return r.structure.family;
+  return r.template.origin === 'tokenizer'
+    ? `unrecognised template (${tok.templateFile ?? 'tokenizer'})`
+    : r.template.origin;
 }

@@ -36,12 +36,7 @@ export function fileSummary(
     notes.push(
       'No tokenizer: tokens are shown as ids and owners come from the mask alone, so the owner rules are off. Give a folder with tokenizer.json and tokenizer_config.json (the setting episodeLab.tokenizer, or one beside the file).',
     );
-  else if (tok.family === 'unknown')
-    notes.push(
-      `The chat template of ${tok.source} is not one Episode Lab knows (ChatML, Llama 3): owners come from the mask alone.`,
-    );
-  if (lint.ownerSources.includes('mask') && tok?.family !== 'unknown' && tok)
-    notes.push('Some samples had no template markers: their owners come from the mask alone.');
+  for (const f of lint.fileFindings) notes.push(`${f.rule}: ${f.message}`);
   return {
     file: lint.path,
     format: lint.format,
@@ -65,6 +60,8 @@ export function fileSummary(
     ownerSources: lint.ownerSources,
     notes,
     cancelled: lint.cancelled,
+    coverage: lint.coverage,
+    fileFindings: lint.fileFindings,
   };
 }
 

@@ -4,11 +4,17 @@ import {
   coverageLine,
   FileCoverageSchema,
   LintReportSchema,
+  type OwnersCoverage,
   OwnersCoverageSchema,
 } from '../../../src/core/dumps/coverage.js';
 import { parse } from '../../../src/core/schema.js';
 
-const owners = { source: 'template', template: 'qwen3', prefix_preserving: false, rules_off: [] };
+const owners: OwnersCoverage = {
+  source: 'template',
+  template: 'qwen3',
+  prefix_preserving: false,
+  rules_off: [],
+};
 
 describe('coverage shapes', () => {
   it('take the owners block of issue 23 and refuse other sources and unknown keys', () => {

@@ -12,6 +12,7 @@ import {
 } from '../../../scripts/make-dump-fixtures.js';
 import {
   type DumpTokenizer,
+  FILE_RULE_IDS,
   type Finding,
   inferOwners,
   lintFile,
@@ -66,10 +67,10 @@ describe('dump fixtures', () => {
     }
   });
 
-  it('cover every rule with an injected bug', () => {
+  it('cover every per-sample rule with an injected bug (the whole-file rules: owners.test.ts)', () => {
     const rules = new Set(Object.values(expected).flatMap((e) => e.map((x) => x.rule)));
     assert.deepEqual(
-      [...RULE_IDS].filter((r) => !rules.has(r)),
+      [...RULE_IDS].filter((r) => !rules.has(r) && !FILE_RULE_IDS.includes(r)),
       [],
     );
   });
@@ -109,7 +110,7 @@ describe('lint: each rule finds its bug at the exact positions', () => {
     assert.deepEqual(r.findings.map(key), [key({ ...exp, rule: 'eos-not-trained' })]);
   });
 
-  it('render-drift says what drifted: separator, split turns, a vanished <think>', async () => {
+  it('render-drift says what drifted: separator, split turns; a <think> the policy kept is no drift', async () => {
     const nemo = await lint('nemo-rl-buggy.jsonl', qwen3, new Set(['render-drift']));
     assert.match(nemo.findings.find((f) => f.sample === 4)?.message ?? '', /^missing separator: /);
     assert.match(
@@ -118,9 +119,11 @@ describe('lint: each rule finds its bug at the exact positions', () => {
     );
     const jsonl = await lint('jsonl-buggy.jsonl', qwen3, new Set(['render-drift']));
     assert.match(jsonl.findings.find((f) => f.sample === 4)?.message ?? '', /^an extra turn /);
-    assert.match(
-      jsonl.findings.find((f) => f.sample === 7)?.message ?? '',
-      /^a <think> the template drops: .*"<think>⏎Two·is·prime/,
+    // The turn-by-turn stream keeps the first answer's <think>, which a re-render of the whole
+    // conversation drops: each turn matches the render of its own history, so no drift (issue 23).
+    assert.deepEqual(
+      jsonl.findings.filter((f) => f.sample === 7),
+      [],
     );
   });
 
@@ -217,11 +220,12 @@ describe('owners from the template', () => {
     assert.ok(policy.includes('<|im_end|>'));
     assert.equal(
       name(qwen3, s.ids, owners.owner, OWNER.tool),
-      '\nFAILED test_add: expected 5 got 6\n\npassed 3 tests\n',
+      // the newlines inside <tool_response>\n...\n</tool_response> are the template's
+      'FAILED test_add: expected 5 got 6passed 3 tests',
     );
     assert.deepEqual(
       owners.turns.map((t) => t.role),
-      ['system', 'user', 'assistant', 'user', 'assistant', 'user', 'assistant'],
+      ['system', 'user', 'assistant', 'tool', 'assistant', 'tool', 'assistant'],
     );
     assert.equal(owners.ends.length, 3);
   });
@@ -229,7 +233,7 @@ describe('owners from the template', () => {
   it('Hermes: tool turns with role tool are tool, their wrappers template', () => {
     const tok = qwen3Variant('hermes');
     const { s, owners } = ownersOfLine('hermes.jsonl', 0, tok);
-    assert.equal(name(tok, s.ids, owners.owner, OWNER.tool), '\npassed 4 tests\n');
+    assert.equal(name(tok, s.ids, owners.owner, OWNER.tool), 'passed 4 tests');
     assert.deepEqual(
       owners.turns.map((t) => t.role),
       ['system', 'user', 'assistant', 'tool', 'assistant'],
@@ -242,7 +246,7 @@ describe('owners from the template', () => {
     const { s, owners } = ownersOfLine('llama3.jsonl', 0, tok);
     assert.deepEqual(
       owners.turns.map((t) => t.role),
-      ['system', 'user', 'assistant', 'ipython', 'assistant'],
+      ['system', 'user', 'assistant', 'tool', 'assistant'],
     );
     assert.equal(name(tok, s.ids, owners.owner, OWNER.tool), 'passed 4 tests');
     assert.deepEqual(

@@ -5,9 +5,12 @@
  * sample's own frame (0 = its first token) and a message; the caller adds the sample's offset and
  * its part.
  */
+
+import type { Result } from '../../schema.js';
 import { type DumpTokenizer, showToken } from '../hf-tokenizer.js';
-import { type Owners, ownersOf } from '../owners.js';
+import { type Owners, ownersOf, readerFor } from '../owners.js';
 import { type DumpSample, OWNER } from '../sample.js';
+import type { TemplateReader } from '../template-reader.js';
 
 /** One finding of a check: token positions in the sample [P] and a one-line explanation. */
 export interface Hit {
@@ -19,6 +22,8 @@ export interface CheckOptions {
   tok?: DumpTokenizer;
   /** logprob-gap threshold in nats (default 2). */
   logprobGap?: number;
+  /** Template arguments for every record (`--template-kwargs`); a record's `chat_template_kwargs` add to them. */
+  templateKwargs?: Readonly<Record<string, unknown>>;
 }
 
 export interface SampleContext {
@@ -30,6 +35,10 @@ export interface SampleContext {
   /** lossMask as 0/1 over every token [T] (a missing value is 0). */
   mask: number[];
   owners: Owners;
+  /** The chat template's reader for this sample's template arguments (undefined without a tokenizer). */
+  reader: Result<TemplateReader, string> | undefined;
+  /** Things a check says without finding anything (a record the template cannot render): the file's notes. */
+  notes: string[];
   /** Number of tokens with mask 1. */
   trained: number;
   /** Owners come from the template or the file, not from the mask alone. */
@@ -63,7 +72,8 @@ export function sampleContext(s: DumpSample, opts: CheckOptions): SampleContext 
   const { tok } = opts;
   const T = s.ids.length;
   const mask: number[] = s.ids.map((_, i) => (s.lossMask[i] ? 1 : 0));
-  const owners = ownersOf(s, tok, mask);
+  const owners = ownersOf(s, tok, mask, opts.templateKwargs);
+  const reader = tok ? readerFor(tok, { ...opts.templateKwargs, ...s.templateKwargs }) : undefined;
   const templated = owners.source !== 'mask';
   const trained = mask.reduce((a, m) => a + m, 0);
   const degenerate = T > 0 && (trained === 0 || trained === T);
@@ -82,6 +92,8 @@ export function sampleContext(s: DumpSample, opts: CheckOptions): SampleContext 
     T,
     mask,
     owners,
+    reader,
+    notes: [],
     trained,
     templated,
     degenerate,

@@ -6,12 +6,12 @@
 import * as v from 'valibot';
 import { ok } from '../../schema.js';
 import type { ChatMessage, DumpSample, LengthIssue, Read } from '../sample.js';
-import { lengthIssue, numbers, numbersOrNull, parse } from './fields.js';
+import { lengthIssue, numbers, numbersOrNull, parse, tokenIds } from './fields.js';
 import { CARRIED_FIELDS, type DumpReader } from './reader.js';
 
 const Message = v.looseObject({ role: v.string() });
 const Jsonl = v.object({
-  ids: numbers,
+  ids: tokenIds,
   loss_mask: numbers,
   logprobs: v.optional(numbersOrNull),
   trainer_logprobs: v.optional(numbersOrNull),
@@ -20,6 +20,7 @@ const Jsonl = v.object({
   reward: v.optional(v.number()),
   messages: v.optional(v.array(Message)),
   tools: v.optional(v.array(v.unknown())),
+  chat_template_kwargs: v.optional(v.record(v.string(), v.unknown())),
   step: v.optional(v.number()),
   group: v.optional(v.number()),
   episode: v.optional(v.union([v.string(), v.number()])),
@@ -49,6 +50,7 @@ function read(record: unknown, index: number): Read<DumpSample[]> {
       group: x.group,
       messages: x.messages as ChatMessage[] | undefined,
       tools: x.tools,
+      templateKwargs: x.chat_template_kwargs,
       episode: x.episode,
       lengthIssues: issues,
     },

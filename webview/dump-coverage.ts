@@ -87,6 +87,20 @@ export function renderCoverage(doc: Document, s: DumpFileSummary): HTMLElement {
   return p;
 }
 
+/** What the lint says about the file without finding it (the template's notes), one muted line each. */
+export function renderCoverageNotes(doc: Document, s: DumpFileSummary): HTMLElement[] {
+  return (s.coverage?.notes ?? []).map((n) => el(doc, 'p', 'status muted coverage-note', n));
+}
+
+/**
+ * The summary's notes the page shows as warnings: not the no-tokenizer note when the picker says it,
+ * not a whole-file finding (listed as a finding).
+ */
+export function warningNotes(s: DumpFileSummary, picker: boolean): string[] {
+  const findings = new Set((s.fileFindings ?? []).map((f) => `${f.rule}: ${f.message}`));
+  return s.notes.filter((n) => !findings.has(n) && !(picker && isNoTokenizerNote(n)));
+}
+
 /** The findings about the whole file (owners-unknown, tokenizer-mismatch), one line each. */
 export function renderFileLevelFindings(doc: Document, s: DumpFileSummary): HTMLElement | null {
   const list = s.fileFindings ?? [];
@@ -101,18 +115,24 @@ export function renderFileLevelFindings(doc: Document, s: DumpFileSummary): HTML
 }
 
 /**
- * The verdict of a file that no rule row flags: "No findings" in green only when its owners are
- * known; otherwise it says the mask was not checked, and why.
+ * The verdict of a file that no rule row flags: "No findings" in green only once linted (coverage
+ * known) with its owners known; otherwise it says the mask was not checked, and why.
  */
 export function fileVerdict(doc: Document, s: DumpFileSummary): HTMLElement {
+  // Coverage comes with the whole-file lint: before it, nothing is known to be clean.
+  if (!s.coverage) return el(doc, 'p', 'verdict pending', 'Not known yet: the whole file is being linted.');
   const why = ownersUnknown(s);
-  if (why)
+  if (why) {
+    // A whole-file finding listed above is named, not repeated.
+    const listed = s.fileFindings?.find((f) => why.startsWith(`${f.rule}:`));
+    const reason = listed ? `the ${listed.rule} finding above` : why;
     return el(
       doc,
       'p',
       'verdict warn unchecked',
-      `Not checked: the owners of this file are unknown (${why}). No rule found anything, which says nothing about its mask.`,
+      `Not checked: the owners of this file are unknown (${reason}). No rule found anything, which says nothing about its mask.`,
     );
+  }
   return el(doc, 'p', 'verdict good', 'No findings: the loss mask trains exactly what the policy generated.');
 }
 

@@ -10,13 +10,14 @@ import { detailList, el, linkButton, section } from './dom.js';
 import { renderDumpCompare } from './dump-compare.js';
 import {
   fileVerdict,
-  isNoTokenizerNote,
   pickerReason,
   renderCoverage,
+  renderCoverageNotes,
   renderFileLevelFindings,
   renderTokenizerPicker,
   sampleVerdict,
   tokenizerLine,
+  warningNotes,
 } from './dump-coverage.js';
 import { renderMismatchFile } from './mismatch-file.js';
 import {
@@ -140,7 +141,7 @@ export function renderFileFindings(doc: Document, m: DumpModel, h: DumpHandlers)
       button('prev-finding', '◀ previous sample with findings', -1, null),
       button('next-finding', 'next sample with findings ▶', 1, null),
     );
-  box.appendChild(renderCoverage(doc, s));
+  box.append(renderCoverage(doc, s), ...renderCoverageNotes(doc, s));
   const whole = renderFileLevelFindings(doc, s);
   if (whole) box.appendChild(whole);
   if (nav.childElementCount) box.appendChild(nav);
@@ -166,9 +167,7 @@ export function renderFileFindings(doc: Document, m: DumpModel, h: DumpHandlers)
     table.appendChild(body);
     box.appendChild(table);
   } else box.appendChild(fileVerdict(doc, s));
-  // Without a tokenizer the picker at the top says what the core's note says.
-  for (const n of s.notes)
-    if (s.tokenizer !== null || !isNoTokenizerNote(n)) box.appendChild(el(doc, 'p', 'status warn', n));
+  for (const n of warningNotes(s, s.tokenizer === null)) box.appendChild(el(doc, 'p', 'status warn', n));
   if (s.rejections.length)
     box.appendChild(
       el(doc, 'p', 'status warn', `${s.rejections.length} line(s) could not be read: ${s.rejections[0]}`),

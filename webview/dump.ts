@@ -128,10 +128,11 @@ export function renderFileFindings(doc: Document, m: DumpModel, h: DumpHandlers)
   const s = m.summary;
   const total = s.rules.reduce((a, r) => a + r.findings, 0);
   const withFindings = s.findingsPerRecord.filter((n) => n > 0).length;
+  const wholeFile = s.fileFindings?.length ?? 0;
   const box = section(
     doc,
     'dump-file',
-    `Findings in the file: ${total} in ${withFindings} of ${s.records} records`,
+    `Findings in the file: ${total} in ${withFindings} of ${s.records} records${wholeFile ? `, ${wholeFile} about the whole file` : ''}`,
   );
   const nav = el(doc, 'div', 'controls');
   const button = (id: string, label: string, direction: -1 | 1, rule: string | null) =>

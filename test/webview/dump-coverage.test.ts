@@ -59,6 +59,10 @@ describe('the dump page before its findings', () => {
     assert.equal(page.querySelectorAll('.verdict.good').length, 0, 'no green verdict anywhere');
     const text = page.textContent ?? '';
     assert.doesNotMatch(text, /trains exactly what the policy generated/);
+    assert.equal(
+      page.querySelector('.dump-file h2')?.textContent,
+      'Findings in the file: 0 in 0 of 4 records, 1 about the whole file',
+    );
     const unknown = page.querySelector('.dump-file .file-level .rule-owners-unknown');
     assert.match(
       unknown?.textContent ?? '',

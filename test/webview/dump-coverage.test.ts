@@ -116,6 +116,10 @@ describe('the dump page before its findings', () => {
       ['tokenizer-mismatch'],
     );
     assert.deepEqual(summary.rules, [], 'no rule finding built on a tokenizer that does not fit');
+    // The sample view is read with ids only: no text decoded by the wrong vocabulary, no owners from it.
+    assert.deepEqual(view.findings, []);
+    assert.equal(view.ownerSource, 'mask');
+    assert.equal(view.tokens[0], '#151644', "Qwen3's <|im_start|> id, shown as an id");
     const page = renderDumpPage(
       doc(),
       { title: 't', summary, view, sample: 0, samples: 1, origin: 'setting' },

@@ -4,8 +4,8 @@
  *
  * The step lines (`--json-lines`), on stdout and nothing else there:
  * `{"step", "path", "samples", "findings": [{"path", "sample", "rule", "positions", "message"}],
- *   "file_findings": [{"path", "rule", "message"}] (owners-unknown, tokenizer-mismatch),
- *   "summary": {…run-summary.ts StepSummary}, "errors": [...], "advisories": [...]}`
+ *   "summary": {…run-summary.ts StepSummary}, "errors": [...], "advisories": [...],
+ *   "file_findings": [{"path", "rule", "message"}] (owners-unknown, tokenizer-mismatch)}`
  * where `path` is the step's folder or file, each finding's `path` its data file and `sample` the
  * 0-based record in that file, and `advisories` the run's health advisories over the steps so far.
  */
@@ -199,10 +199,10 @@ export function stepLine(rep: StepReport, advisories: Advisory[]) {
     path: rep.path,
     samples: rep.samples,
     findings: rep.findings,
-    file_findings: rep.fileFindings,
     summary: rep.summary,
     errors: rep.errors,
     advisories,
+    file_findings: rep.fileFindings,
   };
 }
 

@@ -134,10 +134,20 @@ describe('episode-lab lint and mismatch on run folders (the CLI)', () => {
     const files = JSON.parse(r.out).files as {
       path: string;
       samples: number;
-      findings: { sample: number }[];
+      findings: { sample?: number; rule: string }[];
     }[];
+    // No tokenizer in the run folder: each file says its owners are unknown (a finding without a sample).
+    for (const f of files)
+      assert.deepEqual(
+        f.findings.filter((x) => x.sample === undefined).map((x) => x.rule),
+        ['owners-unknown'],
+      );
     assert.deepEqual(
-      files.map((f) => [path.relative(run, f.path), f.samples, f.findings.map((x) => x.sample)]),
+      files.map((f) => [
+        path.relative(run, f.path),
+        f.samples,
+        f.findings.filter((x) => x.sample !== undefined).map((x) => x.sample),
+      ]),
       [
         ['token_exports/step_3/rank_0.jsonl', 2, []],
         ['token_exports/step_3/rank_1.jsonl', 2, []],

@@ -139,7 +139,7 @@ export const RULE_TABLE = [
   {
     id: 'render-drift',
     summary:
-      "the ids differ from the chat template's rendering (separator, split tool turns, vanished <think>)",
+      'the tokens the template writes between completions differ from its rendering (separator, split tool turns, an extra or missing turn)',
     from: 'TRL #5224, verl #6501, slime #2263',
     needsOwners: true,
     stage: 'template',

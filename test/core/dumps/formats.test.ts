@@ -12,6 +12,7 @@ import {
   detectFormat,
   findTokenizerBeside,
   indexLines,
+  LintReportSchema,
   lintFile,
   loadTokenizerDir,
   parseRecord,
@@ -20,6 +21,7 @@ import {
   readRecordAt,
   showToken,
 } from '../../../src/core/dumps/index.js';
+import { parse } from '../../../src/core/schema.js';
 
 const FIXTURES = 'test/fixtures/dumps';
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'dumps-test-'));
@@ -282,7 +284,7 @@ describe('episode-lab lint (CLI)', () => {
     assert.equal(r.code, 0, r.err);
     assert.match(
       r.out,
-      /nemo-rl, 4 samples, tokenizer .* \(chatml\), owners from the template\n {2}no findings/,
+      /nemo-rl, 4 samples, tokenizer .*\n {2}owners from the chat template \(qwen3; ends <\|im_end\|>; not prefix-preserving\); all rules active\n(?: {2}note: .*\n)* {2}no findings/,
     );
   });
 
@@ -294,7 +296,7 @@ describe('episode-lab lint (CLI)', () => {
     assert.match(r.out, /14 findings in 9 of 9 samples/);
   });
 
-  it('--json prints {"files": [{path, format, samples, findings: [{sample, rule, positions, message}]}]}', async () => {
+  it('--json prints {"files": [{path, format, samples, tokenizer, owners, ends, notes, findings: [{sample, rule, positions, message}]}]}', async () => {
     const r = await run([
       fx('episode-lab-buggy.jsonl'),
       fx('jsonl-clean.jsonl'),
@@ -305,7 +307,22 @@ describe('episode-lab lint (CLI)', () => {
     assert.equal(r.code, 1);
     const j = JSON.parse(r.out);
     assert.deepEqual(Object.keys(j), ['files']);
-    assert.deepEqual(Object.keys(j.files[0]), ['path', 'format', 'samples', 'findings']);
+    assert.deepEqual(Object.keys(j.files[0]), [
+      'path',
+      'format',
+      'samples',
+      'tokenizer',
+      'owners',
+      'ends',
+      'notes',
+      'findings',
+    ]);
+    assert.ok(parse(LintReportSchema, j, 'lint --json').ok);
+    // Episode Lab's episodes carry their owners; the token JSONL's come from the template.
+    assert.deepEqual(
+      j.files.map((f: { owners: { source: string } }) => f.owners.source),
+      ['file', 'template'],
+    );
     assert.deepEqual(Object.keys(j.files[0].findings[0]), ['sample', 'rule', 'positions', 'message']);
     assert.deepEqual(
       j.files.map((f: { format: string; samples: number; findings: unknown[] }) => [

@@ -6,12 +6,12 @@
 import * as v from 'valibot';
 import { ok } from '../../schema.js';
 import type { DumpSample, LengthIssue, Read } from '../sample.js';
-import { lengthIssue, numbers, parse } from './fields.js';
+import { lengthIssue, numbers, parse, tokenIds } from './fields.js';
 import type { DumpReader } from './reader.js';
 
 const EpisodeLab = v.object({
   v: v.literal(1),
-  ids: numbers,
+  ids: tokenIds,
   owner: numbers,
   tokens: v.array(v.string()),
   actionMask: numbers,

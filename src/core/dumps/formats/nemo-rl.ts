@@ -6,11 +6,11 @@
 import * as v from 'valibot';
 import { fail, ok } from '../../schema.js';
 import { type DumpSample, describeValue, type LengthIssue, type Read } from '../sample.js';
-import { numbers, numbersOrNull, parse } from './fields.js';
+import { numbers, numbersOrNull, parse, tokenIds } from './fields.js';
 import type { DumpReader } from './reader.js';
 
 const NemoRl = v.object({
-  token_ids: numbers,
+  token_ids: tokenIds,
   token_loss_mask: numbers,
   input_lengths: v.optional(v.number()),
   advantages: v.optional(numbers),

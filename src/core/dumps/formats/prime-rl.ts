@@ -7,14 +7,14 @@
 import * as v from 'valibot';
 import { ok } from '../../schema.js';
 import type { ChatMessage, DumpSample, LengthIssue, Read } from '../sample.js';
-import { bools, numbers, parse } from './fields.js';
+import { bools, numbers, parse, tokenIds } from './fields.js';
 import type { DumpReader } from './reader.js';
 
 const Node = v.object({
   parent: v.optional(v.nullable(v.number())),
   message: v.optional(v.unknown()),
   sampled: v.optional(v.boolean()),
-  token_ids: numbers,
+  token_ids: tokenIds,
   mask: bools,
   is_content: v.optional(bools),
   logprobs: v.optional(numbers),

@@ -214,7 +214,7 @@ describe('episode-lab mismatch --fail-on and exit codes', () => {
     fs.writeFileSync(bad, `${fs.readFileSync(calmFile, 'utf8')}{"token_ids": "x", "token_loss_mask": [1]}\n`);
     r = await run([bad]);
     assert.equal(r.code, 2);
-    assert.match(r.err, /line 31: "token_ids": expected an array of numbers/);
+    assert.match(r.err, /line 31: "token_ids": expected an array of integer token ids, found a string/);
     r = await run([path.join(dir, 'a')]);
     assert.equal(r.code, 0, 'a folder with one step file');
     r = await run([fs.mkdtempSync(path.join(dir, 'empty-'))]);

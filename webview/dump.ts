@@ -5,9 +5,20 @@
  */
 
 import { OWNER_NAMES } from '../src/core/gym/episode.js';
-import type { DumpFileSummary, DumpMismatch, DumpView } from '../src/protocol/webview.js';
+import type { DumpFileSummary, DumpMismatch, DumpView, TokenizerOrigin } from '../src/protocol/webview.js';
 import { detailList, el, linkButton, section } from './dom.js';
 import { renderDumpCompare } from './dump-compare.js';
+import {
+  fileVerdict,
+  pickerReason,
+  renderCoverage,
+  renderCoverageNotes,
+  renderFileLevelFindings,
+  renderTokenizerPicker,
+  sampleVerdict,
+  tokenizerLine,
+  warningNotes,
+} from './dump-coverage.js';
 import { renderMismatchFile } from './mismatch-file.js';
 import {
   laneClip,
@@ -35,6 +46,8 @@ export interface DumpModel {
   pinned?: { view: DumpView; title: string } | null;
   /** The file view of the mismatch: its answer (null before), and its job's state. */
   mismatch?: { result: DumpMismatch | null; job: JobState | null };
+  /** Why the file is read with its tokenizer (null: none found; absent: not said). */
+  origin?: TokenizerOrigin | null;
 }
 
 export interface DumpHandlers {
@@ -51,6 +64,8 @@ export interface DumpHandlers {
   onCancelMismatch?(): void;
   /** Open record `record` at the token at `position` (in the record's frame). */
   onOpenAt?(record: number, position: number): void;
+  /** Ask the host for a folder dialog: the tokenizer to read this file with. */
+  onPickTokenizer?(): void;
 }
 
 const OWNER_HELP: Record<string, string> = {
@@ -113,10 +128,11 @@ export function renderFileFindings(doc: Document, m: DumpModel, h: DumpHandlers)
   const s = m.summary;
   const total = s.rules.reduce((a, r) => a + r.findings, 0);
   const withFindings = s.findingsPerRecord.filter((n) => n > 0).length;
+  const wholeFile = s.fileFindings?.length ?? 0;
   const box = section(
     doc,
     'dump-file',
-    `Findings in the file: ${total} in ${withFindings} of ${s.records} records`,
+    `Findings in the file: ${total} in ${withFindings} of ${s.records} records${wholeFile ? `, ${wholeFile} about the whole file` : ''}`,
   );
   const nav = el(doc, 'div', 'controls');
   const button = (id: string, label: string, direction: -1 | 1, rule: string | null) =>
@@ -126,7 +142,10 @@ export function renderFileFindings(doc: Document, m: DumpModel, h: DumpHandlers)
       button('prev-finding', '◀ previous sample with findings', -1, null),
       button('next-finding', 'next sample with findings ▶', 1, null),
     );
-  box.appendChild(nav);
+  box.append(renderCoverage(doc, s), ...renderCoverageNotes(doc, s));
+  const whole = renderFileLevelFindings(doc, s);
+  if (whole) box.appendChild(whole);
+  if (nav.childElementCount) box.appendChild(nav);
   if (s.rules.length) {
     const table = el(doc, 'table', 'rule-table');
     const head = el(doc, 'tr', '');
@@ -148,11 +167,8 @@ export function renderFileFindings(doc: Document, m: DumpModel, h: DumpHandlers)
     }
     table.appendChild(body);
     box.appendChild(table);
-  } else
-    box.appendChild(
-      el(doc, 'p', 'verdict good', 'No findings: the loss mask trains exactly what the policy generated.'),
-    );
-  for (const n of s.notes) box.appendChild(el(doc, 'p', 'status warn', n));
+  } else box.appendChild(fileVerdict(doc, s));
+  for (const n of warningNotes(s, s.tokenizer === null)) box.appendChild(el(doc, 'p', 'status warn', n));
   if (s.rejections.length)
     box.appendChild(
       el(doc, 'p', 'status warn', `${s.rejections.length} line(s) could not be read: ${s.rejections[0]}`),
@@ -168,7 +184,7 @@ export function renderSampleFindings(doc: Document, v: DumpView, onToken: (i: nu
     `This sample: ${v.findings.length} finding${v.findings.length === 1 ? '' : 's'}`,
   );
   if (!v.findings.length) {
-    box.appendChild(el(doc, 'p', 'verdict good', 'No findings in this sample.'));
+    box.appendChild(sampleVerdict(doc, v));
     return box;
   }
   const list = el(doc, 'ul', 'finding-list');
@@ -275,14 +291,10 @@ export function renderDumpPage(
     v.step !== null ? `step ${v.step}` : null,
   ].filter(Boolean);
   header.appendChild(el(doc, 'p', 'info', info.join(' · ')));
-  header.appendChild(
-    el(
-      doc,
-      'p',
-      'backend',
-      `tokenizer: ${m.summary.tokenizer ?? 'none (ids only)'} · owners from ${v.ownerSource === 'template' ? "the chat template's markers" : v.ownerSource === 'file' ? 'the file' : 'the mask alone'}`,
-    ),
-  );
+  header.appendChild(el(doc, 'p', 'backend tokenizer-line', tokenizerLine(m.summary, v, m.origin)));
+  const reason = pickerReason(m.summary);
+  if (reason && h.onPickTokenizer)
+    header.appendChild(renderTokenizerPicker(doc, reason, () => h.onPickTokenizer?.()));
   const isPinned = m.pinned?.title === m.title && m.pinned.view.ids.length === v.ids.length;
   if (h.onPin)
     header.appendChild(

@@ -121,6 +121,7 @@ export function showDump(s: PageState, m: ShowDumpMessage): void {
     sample: m.sample,
     samples: m.samples,
     pinned: s.dump?.pinned ?? null,
+    origin: m.origin,
   };
   if (!same) s.focused = 0;
 }

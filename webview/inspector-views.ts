@@ -397,6 +397,7 @@ export function dumpController(page: Page, strip: ReturnType<typeof stripControl
       focusAt = { record, position };
       page.post({ type: 'dumpRecord', record, position });
     },
+    onPickTokenizer: () => page.post({ type: 'pickTokenizer' }),
   };
   /** The record and position a worst-sample link asked for: focused when that record arrives. */
   let focusAt: { record: number; position: number } | null = null;

@@ -6,12 +6,21 @@ import { resumeRefusal } from '../core/runs/resumable.js';
 import { readTrainConfig } from '../core/runs/train-config.js';
 import type { Credit, Estimator, JobKind, JobOf, JobResults, RunResult } from '../protocol/trainer.js';
 import type { Dashboard } from './dashboard.js';
+import type { OpenedDump } from './dump-files.js';
 import { outcomeFromStep } from './episode-source.js';
 import type { Inspectors } from './inspectors.js';
 import type { EpisodeEntry } from './run-index.js';
 import { runState } from './run-state.js';
 import type { Node, RunTreeProvider } from './run-tree.js';
 import type { EpisodeTablePanel } from './table-panel.js';
+import {
+  chooseTokenizer,
+  memoryStore,
+  PickedTokenizers,
+  type Store,
+  type TokenizerChoice,
+  tokenizerIn,
+} from './tokenizer-choice.js';
 import type { TrainerClient } from './trainer-client.js';
 
 const POLICY_DETAIL: Record<ScriptedPolicyName, string> = {
@@ -235,11 +244,19 @@ export class Commands {
     private readonly trainer: TrainerClient,
     private readonly tree: RunTreeProvider,
     private readonly treeView: vscode.TreeView<Node>,
-    private readonly inspector: Pick<Inspectors, 'isOpen' | 'show' | 'showDump'>,
+    private readonly inspector: Pick<Inspectors, 'isOpen' | 'show' | 'showDump'> &
+      Partial<Pick<Inspectors, 'refreshDump'>>,
     private readonly dashboard: Dashboard,
     private readonly output: vscode.OutputChannel,
     private readonly table: Pick<EpisodeTablePanel, 'show'>,
+    /** The tokenizer folder picked for each dump file (by default kept for this window only). */
+    private picked: PickedTokenizers = new PickedTokenizers(memoryStore()),
   ) {}
+
+  /** Keep the tokenizer folders picked for dump files in `store` (VS Code's global state: across reloads). */
+  rememberPicksIn(store: Store): void {
+    this.picked = new PickedTokenizers(store);
+  }
 
   private log(line: string): void {
     this.output.appendLine(`[${new Date().toLocaleTimeString()}] ${line}`);
@@ -753,12 +770,30 @@ export class Commands {
       });
       file = picked?.[0]?.fsPath;
     }
-    if (!file) return;
+    if (file) await this.loadDump(file, false);
+  }
+
+  /** The tokenizer folder to read `file` with, by tokenizer-choice.ts's precedence. */
+  tokenizerFor(file: string): TokenizerChoice {
     const setting = vscode.workspace.getConfiguration('episodeLab').get<string>('tokenizer') ?? '';
-    const tokenizer = setting.trim() === '' ? null : setting.trim();
-    const opened = this.tree.dumps.open({ file, tokenizer });
+    return chooseTokenizer(file, { picked: this.picked.get(file), setting });
+  }
+
+  /**
+   * Read a dump file (again) with the tokenizer chosen for it: index it, then lint it whole with
+   * progress. A first open shows its first record, then its first record with findings; a `refresh`
+   * (another tokenizer) redraws the inspectors that show it, at their record.
+   */
+  private async loadDump(file: string, refresh: boolean): Promise<void> {
+    const { dir: tokenizer, origin, ignored } = this.tokenizerFor(file);
+    const opened = this.tree.dumps.open({ file, tokenizer, origin });
     this.tree.dumpsChanged();
     const name = path.basename(file);
+    this.log(`${name}: tokenizer ${tokenizer ?? 'none found'}${origin ? ` (${origin})` : ''}`);
+    if (ignored) {
+      this.log(`${name}: ${ignored}`);
+      void vscode.window.showWarningMessage(`Episode Lab: ${ignored}`);
+    }
     // First index it (fast) and show its first record; then lint it whole, with progress.
     try {
       const quick = await (
@@ -767,7 +802,8 @@ export class Commands {
       opened.summary = quick;
       this.tree.dumpsChanged();
       const first = quick.lengths.findIndex((n) => n > 0);
-      if (first >= 0) void this.inspector.showDump(opened.ref, quick, first);
+      if (refresh) void this.inspector.refreshDump?.(opened.ref, quick);
+      else if (first >= 0) void this.inspector.showDump(opened.ref, quick, first);
     } catch (e) {
       opened.error = (e as Error).message;
       this.tree.dumpsChanged();
@@ -781,43 +817,95 @@ export class Commands {
         title: `Episode Lab: linting ${name}`,
         cancellable: true,
       },
-      async (progress, token) => {
-        let last = 0;
-        try {
-          const running = await this.trainer.start(
-            { kind: 'dumpOpen', file, tokenizer, format: 'auto', lint: true },
-            {
-              onProgress: (step, total, message) => {
-                const pct = (100 * step) / Math.max(total, 1);
-                progress.report({ message, increment: pct - last });
-                last = pct;
-              },
-              onLog: (text) => this.log(text),
-            },
-          );
-          token.onCancellationRequested(() => this.trainer.cancel(running.id));
-          const summary = await running.result;
-          opened.summary = summary;
-          opened.linted = true;
-          const total = summary.rules.reduce((a, r) => a + r.findings, 0);
-          this.log(
-            `${name}: ${summary.format}, ${summary.records} records, ${total} findings${summary.cancelled ? ' (cancelled: the part read so far)' : ''}; tokenizer ${summary.tokenizer ?? 'none'}`,
-          );
-          for (const note of summary.notes) this.log(`${name}: ${note}`);
-          this.tree.dumpsChanged();
-          // Show the first record with findings (the inspector shows the file's findings now).
-          const first = summary.findingsPerRecord.findIndex((n) => n > 0);
-          const record = first >= 0 ? first : summary.lengths.findIndex((n) => n > 0);
-          if (record >= 0) await this.inspector.showDump(opened.ref, summary, record);
-        } catch (e) {
-          const message = (e as Error).message;
-          opened.error = message;
-          this.tree.dumpsChanged();
-          this.log(`${name}: ${message}`);
-          void vscode.window.showErrorMessage(`Episode Lab: ${message}`);
-        }
-      },
+      (progress, token) => this.lintDump(opened, refresh, progress, token),
     );
+  }
+
+  /** Lint an opened dump file whole in the trainer process, then show it (see loadDump). */
+  private async lintDump(
+    opened: OpenedDump,
+    refresh: boolean,
+    progress: vscode.Progress<{ message?: string; increment?: number }>,
+    token: vscode.CancellationToken,
+  ): Promise<void> {
+    const { file, tokenizer } = opened.ref;
+    const name = path.basename(file);
+    let last = 0;
+    try {
+      const running = await this.trainer.start(
+        { kind: 'dumpOpen', file, tokenizer, format: 'auto', lint: true },
+        {
+          onProgress: (step, total, message) => {
+            const pct = (100 * step) / Math.max(total, 1);
+            progress.report({ message, increment: pct - last });
+            last = pct;
+          },
+          onLog: (text) => this.log(text),
+        },
+      );
+      token.onCancellationRequested(() => this.trainer.cancel(running.id));
+      const summary = await running.result;
+      opened.summary = summary;
+      opened.linted = true;
+      const total = summary.rules.reduce((a, r) => a + r.findings, 0);
+      this.log(
+        `${name}: ${summary.format}, ${summary.records} records, ${total} findings${summary.cancelled ? ' (cancelled: the part read so far)' : ''}; tokenizer ${summary.tokenizer ?? 'none'}`,
+      );
+      for (const note of summary.notes) this.log(`${name}: ${note}`);
+      this.tree.dumpsChanged();
+      if (refresh && this.inspector.refreshDump) {
+        await this.inspector.refreshDump(opened.ref, summary);
+        return;
+      }
+      // Show the first record with findings (the inspector shows the file's findings now).
+      const first = summary.findingsPerRecord.findIndex((n) => n > 0);
+      const record = first >= 0 ? first : summary.lengths.findIndex((n) => n > 0);
+      if (record >= 0) await this.inspector.showDump(opened.ref, summary, record);
+    } catch (e) {
+      const message = (e as Error).message;
+      opened.error = message;
+      this.tree.dumpsChanged();
+      this.log(`${name}: ${message}`);
+      void vscode.window.showErrorMessage(`Episode Lab: ${message}`);
+    }
+  }
+
+  /**
+   * The inspector's "pick a tokenizer folder" for `file`: a folder dialog; a folder holding a
+   * tokenizer (itself or its `tokenizer/`) is remembered for the file, which is read again with it.
+   * A folder without one is refused with what it lacks.
+   */
+  async pickTokenizer(file: string): Promise<void> {
+    const picked = await vscode.window.showOpenDialog({
+      title: `The tokenizer folder for ${path.basename(file)} (tokenizer.json and tokenizer_config.json)`,
+      openLabel: 'Read with this tokenizer',
+      canSelectFiles: false,
+      canSelectFolders: true,
+      canSelectMany: false,
+    });
+    const chosen = picked?.[0]?.fsPath;
+    if (!chosen) return;
+    const dir = tokenizerIn(chosen);
+    if (!dir) {
+      void vscode.window.showErrorMessage(
+        `Episode Lab: ${chosen} holds no tokenizer.json and tokenizer_config.json (nor does its tokenizer/ folder)`,
+      );
+      return;
+    }
+    await this.picked.set(file, dir);
+    await this.loadDump(file, true);
+  }
+
+  /**
+   * The `episodeLab.tokenizer` setting changed: read again each opened file whose tokenizer it
+   * changes (one that brings its own keeps it), and redraw the inspectors that show it.
+   */
+  async tokenizerSettingChanged(): Promise<void> {
+    for (const d of this.tree.dumps.list()) {
+      const now = this.tokenizerFor(d.ref.file);
+      if (now.dir !== d.ref.tokenizer || now.origin !== (d.ref.origin ?? null))
+        await this.loadDump(d.ref.file, true);
+    }
   }
 
   /** Close an opened dump file (the explorer's node, or one picked): it leaves the run explorer. */

@@ -5,11 +5,16 @@
  */
 import * as path from 'node:path';
 import type { DumpFileSummary } from '../core/dumps/view.js';
+import type { TokenizerOrigin } from '../protocol/webview.js';
 
-/** A dump file and the tokenizer folder to read it with (null: one beside the file, or none). */
+/**
+ * A dump file and the tokenizer folder to read it with (null: one beside the file, or none), with
+ * why that folder (tokenizer-choice.ts; null: none found; absent: not said).
+ */
 export interface DumpFileRef {
   file: string;
   tokenizer: string | null;
+  origin?: TokenizerOrigin | null;
 }
 
 export interface OpenedDump {

@@ -44,7 +44,13 @@ export function activate(context: vscode.ExtensionContext): void {
     { dispose: () => trainer.dispose() },
     ...registerCommands(parts, context.extensionUri),
     ...registerSerializers(parts),
+    // Open dump files are read again when the default tokenizer changes (one that brings its own keeps it).
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration('episodeLab.tokenizer')) void parts.commands.tokenizerSettingChanged();
+    }),
   );
+  // The tokenizer folder picked for each dump file survives a window reload.
+  parts.commands.rememberPicksIn(context.globalState);
   void tree.refresh();
   // The Cancel Run button shows only while a job that a cancel stops is in flight.
   trainer.onRunningChanged(() => {
@@ -85,6 +91,7 @@ function createParts(
       walk: (direction) => parts.table.walk(direction),
       browse: (dir, query) => parts.table.show({ kind: 'run', id: dir }, query),
       notify: (message) => void vscode.window.showInformationMessage(`Episode Lab: ${message}`),
+      pickTokenizer: (file) => void parts.commands.pickTokenizer(file),
     },
     (message) => void vscode.window.showInformationMessage(`Episode Lab: ${message}`),
   );

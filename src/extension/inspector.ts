@@ -49,6 +49,8 @@ export interface InspectorHooks {
   onClosed?(ins: Inspector): void;
   /** A retraining started or ended: tell the user (what it starts from; how it ended). */
   notify?(message: string): void;
+  /** The page asked for a tokenizer folder for this dump file (a folder dialog; the file is read again). */
+  pickTokenizer?(file: string): void;
 }
 
 const RETRAIN_UNAVAILABLE = 'this trainer build has no retrain job';
@@ -167,10 +169,18 @@ export class Inspector implements vscode.Disposable {
 
   /**
    * Show one record of a dump file (read and linted in the trainer process) beside the active
-   * editor; `sample` picks one of a record's samples (prime-rl branches).
+   * editor; `sample` picks one of a record's samples (prime-rl branches). `reveal` false: redraw
+   * in place (a file read again), without bringing the panel forward; nothing when it is closed.
    */
-  async showDump(file: DumpFileRef, summary: DumpFileSummary, record: number, sample = 0): Promise<void> {
-    const panel = this.openPanel();
+  async showDump(
+    file: DumpFileRef,
+    summary: DumpFileSummary,
+    record: number,
+    sample = 0,
+    reveal = true,
+  ): Promise<void> {
+    const panel = reveal ? this.openPanel() : this.slot.panel;
+    if (!panel) return;
     this.current = null;
     this.dump = { file, summary, record };
     const title = `${path.basename(file.file)}: sample ${record}`;
@@ -195,6 +205,7 @@ export class Inspector implements vscode.Disposable {
         view: views[k],
         sample: k,
         samples: views.length,
+        origin: file.origin ?? (file.tokenizer ? undefined : null),
       };
       this.postDump();
     } catch (e) {
@@ -206,6 +217,12 @@ export class Inspector implements vscode.Disposable {
 
   private postDump(): void {
     if (this.pendingDump && this.slot.ready) this.post(this.pendingDump);
+  }
+
+  /** The dump file shown, its record and sample (null: an episode, or nothing, is shown). */
+  get dumpShown(): { file: string; record: number; sample: number } | null {
+    if (!this.dump) return null;
+    return { file: this.dump.file.file, record: this.dump.record, sample: this.pendingDump?.sample ?? 0 };
   }
 
   /** Restore a panel after a window reload (WebviewPanelSerializer). */
@@ -320,6 +337,8 @@ export class Inspector implements vscode.Disposable {
         return this.dumpNav(m.direction, m.rule);
       case 'dumpRecord':
         return this.dumpRecord(m.record);
+      case 'pickTokenizer':
+        return this.dump ? this.hooks.pickTokenizer?.(this.dump.file.file) : undefined;
       case 'mismatch':
         return this.mismatch(m);
       case 'openDashboard':

@@ -3,7 +3,10 @@
  * explorer or the episode table goes to the inspector used last; "open beside" in an inspector
  * opens another one, to its right, on the same episode, and that one becomes the one used next.
  */
+import * as path from 'node:path';
 import type * as vscode from 'vscode';
+import type { DumpFileSummary } from '../core/dumps/view.js';
+import type { DumpFileRef } from './dump-files.js';
 import { Inspector, type InspectorHooks, type InspectorTrainer } from './inspector.js';
 
 /** More inspectors than this would be too narrow to read side by side. */
@@ -85,6 +88,20 @@ export class Inspectors implements vscode.Disposable {
   /** Show a dump file's record in the inspector used last (see Inspector.showDump). */
   showDump(...args: Parameters<Inspector['showDump']>): Promise<void> {
     return this.target().showDump(...args);
+  }
+
+  /**
+   * A dump file was read again (another tokenizer): each open inspector that shows it shows the same
+   * record and sample with the new reading, in place (no panel is brought forward).
+   */
+  async refreshDump(file: DumpFileRef, summary: DumpFileSummary): Promise<void> {
+    const key = path.resolve(file.file);
+    for (const ins of this.all) {
+      const shown = ins.isOpen ? ins.dumpShown : null;
+      if (!shown || path.resolve(shown.file) !== key) continue;
+      const record = shown.record < summary.records ? shown.record : 0;
+      await ins.showDump(file, summary, record, shown.sample, false);
+    }
   }
 
   /** Restore one inspector after a window reload (each saved panel becomes one inspector). */

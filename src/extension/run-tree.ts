@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { resumeRefusal } from '../core/runs/resumable.js';
-import type { RunState } from '../protocol/webview.js';
+import { ORIGIN_LABEL, ownersUnknown, type RunState } from '../protocol/webview.js';
 import { findRuns } from './dashboard-data.js';
 import { DumpFiles, type OpenedDump, recordRows, rejectionOf } from './dump-files.js';
 import { describeEpisode, describeStep, type EpisodeEntry, RunIndex } from './run-index.js';
@@ -337,16 +337,20 @@ function dumpFileItem(
     path.basename(n.file),
     s && !error ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None,
   );
-  const total = s ? s.rules.reduce((a, r) => a + r.findings, 0) : 0;
+  const total = s ? s.rules.reduce((a, r) => a + r.findings, 0) + (s.fileFindings?.length ?? 0) : 0;
   const rejected = s?.rejected?.length ?? 0;
+  // A file whose owners are unknown was not checked: a warning, never a tick (ownersUnknown).
+  const unknown = s && opened?.linted ? ownersUnknown(s) : null;
   item.description = error
     ? 'could not be read'
     : s
-      ? `${s.format} · ${s.records} records · ${opened?.linted ? `${total} finding${total === 1 ? '' : 's'}${rejected ? ` · ${rejected} unreadable` : ''}` : 'linting…'}`
+      ? `${s.format} · ${s.records} records · ${opened?.linted ? `${total} finding${total === 1 ? '' : 's'}${unknown ? ' · owners unknown' : ''}${rejected ? ` · ${rejected} unreadable` : ''}` : 'linting…'}`
       : 'reading…';
+  const origin = opened?.ref.origin;
   item.tooltip = [
     n.file,
-    `tokenizer: ${opened?.ref.tokenizer ?? s?.tokenizer ?? 'none found'}`,
+    `tokenizer: ${opened?.ref.tokenizer ?? s?.tokenizer ?? 'none found'}${origin ? ` (${ORIGIN_LABEL[origin]})` : ''}`,
+    ...(unknown ? [`not checked: ${unknown}`] : []),
     ...(error ? [error] : []),
     ...(s?.rejections ?? []),
     ...(s?.notes ?? []),
@@ -357,7 +361,7 @@ function dumpFileItem(
       ? 'sync~spin'
       : rejected
         ? 'error'
-        : total
+        : total || unknown
           ? 'warning'
           : 'pass';
   item.iconPath = new vscode.ThemeIcon(icon);
@@ -368,7 +372,8 @@ function dumpFileItem(
 
 /**
  * A record's row, `sample N` (0-based, as the CLI): an error icon when its line could not be read,
- * a warning with findings, a tick only when the whole file was linted and it has none.
+ * a warning with findings, a tick only when the whole file was linted, its owners are known and it
+ * has none ("not checked" when the file's owners are unknown).
  */
 function recordItem(
   n: Extract<Node, { kind: 'dumpRecord' }>,
@@ -382,9 +387,11 @@ function recordItem(
     ? ['could not be read', 'error', 'problemsErrorIcon.foreground']
     : findings
       ? [`${findings} finding${findings === 1 ? '' : 's'}`, 'warning', 'problemsWarningIcon.foreground']
-      : opened?.linted
-        ? ['no findings', 'pass', 'testing.iconPassed']
-        : ['not linted yet', 'circle-outline', 'descriptionForeground'];
+      : !opened?.linted
+        ? ['not linted yet', 'circle-outline', 'descriptionForeground']
+        : s && ownersUnknown(s)
+          ? ['not checked: owners unknown', 'question', 'problemsWarningIcon.foreground']
+          : ['no findings', 'pass', 'testing.iconPassed'];
   item.description = description;
   item.iconPath = new vscode.ThemeIcon(icon, new vscode.ThemeColor(color));
   if (rejected && s)

@@ -9,10 +9,12 @@
  *                     creditResult {requestId, result}   rerunResult {requestId, result}
  *                     evalResult {requestId, label, result}   retrainDone {requestId, run, label, steps, complete}
  *                     jobProgress {requestId, message}   jobError {requestId, op, message}
+ *                     showDump {title, summary, view, sample, samples, origin?}   mismatchResult {requestId, result}
  *   webview -> host   ready   maskCheck {requestId, bug}   credit {requestId}
  *                     rerun {requestId, policy, n}   evaluate {requestId, policies, model}
  *                     retrain {requestId, policy, steps}   cancelJob {requestId, op}   openDashboard
  *                     walk {direction}   browse {query}   pin   focusTree   openBeside   dumpNav {direction, rule}
+ *                     pickTokenizer
  * Dashboard:
  *   host -> webview   runs {roots, runs, tables, notes}   exported {file}
  *   webview -> host   ready   exportSvg {name, svg}
@@ -59,6 +61,7 @@ import {
   RerunResultSchema,
 } from './trainer.js';
 
+export { coverageLine } from '../core/dumps/coverage.js';
 export { RULE_FIGURES, SUMMARY_FIGURES, sampleRules } from '../core/dumps/mismatch.js';
 export { tokenRulesOf } from '../core/dumps/mismatch-lane.js';
 export type { DumpMismatch } from '../core/dumps/view-schema.js';
@@ -66,6 +69,21 @@ export type { DumpMismatch } from '../core/dumps/view-schema.js';
 export type { TrajectoryJSON } from '../core/gym/trajectory-json.js';
 /** The mask bugs the mask debugger offers, and their labels: the `bug` of a maskCheck message. */
 export { MASK_BUG_LABELS, MASK_BUGS, type MaskBug } from '../core/rl/mask-bugs.js';
+
+/**
+ * Why a dump file is read with its tokenizer folder (src/extension/tokenizer-choice.ts has the
+ * precedence): picked for the file on the page, beside the file, a run folder's `tokenizer/`, the
+ * `episodeLab.tokenizer` setting.
+ */
+export const TOKENIZER_ORIGINS = ['picked', 'beside', 'run-folder', 'setting'] as const;
+export type TokenizerOrigin = (typeof TOKENIZER_ORIGINS)[number];
+/** How the inspector's header names each origin: `tokenizer DIR (label)`. */
+export const ORIGIN_LABEL: Record<TokenizerOrigin, string> = {
+  picked: 'picked for this file',
+  beside: 'beside the file',
+  'run-folder': "the run folder's tokenizer/",
+  setting: 'the episodeLab.tokenizer setting',
+};
 
 const RequestId = int(0, Number.MAX_SAFE_INTEGER);
 const Label = anyText(400);
@@ -178,6 +196,8 @@ const ToWebviewSchema = v.variant(
       /** Which sample of the record (a prime-rl record holds one per branch), of how many. */
       sample: int(0, 1000),
       samples: int(1, 1000),
+      /** Why the file is read with `summary.tokenizer` (null: no tokenizer; absent: not said). */
+      origin: v.optional(v.nullable(oneOf(TOKENIZER_ORIGINS))),
     }),
     v.strictObject({ type: v.literal('jobProgress'), requestId: RequestId, message: anyText(10_000) }),
     v.strictObject({ type: v.literal('mismatchResult'), requestId: RequestId, result: DumpMismatchSchema }),
@@ -232,6 +252,8 @@ const FromWebviewSchema = v.variant(
     v.strictObject({ type: v.literal('openBeside') }),
     /** Show the previous or next record with findings (of one rule, or any) of the dump file shown. */
     v.strictObject({ type: v.literal('dumpNav'), direction: Direction, rule: v.nullable(text(40)) }),
+    /** Ask the host for a folder dialog: the tokenizer to read the dump file shown with (remembered for it). */
+    v.strictObject({ type: v.literal('pickTokenizer') }),
   ],
   unknownType,
 );
@@ -264,6 +286,30 @@ type ShowDump = Extract<ToWebview, { type: 'showDump' }>;
 export type DumpFileSummary = ShowDump['summary'];
 /** One sample of a dump file's record, as the inspector shows it. */
 export type DumpView = ShowDump['view'];
+
+/** The rules that say a file's owners could not be derived: the mask was not checked against them. */
+export const UNKNOWN_OWNER_RULES: readonly string[] = ['owners-unknown', 'tokenizer-mismatch'];
+
+/**
+ * Why a linted dump file's owners are unknown, or null when they are known (or not known yet,
+ * before the whole-file lint). Unknown: a whole-file finding or a rule row of UNKNOWN_OWNER_RULES,
+ * or owners from the mask alone (the coverage's source; without coverage, every sample's). Such a
+ * file is never shown as clean: no green verdict, no tick in the run explorer.
+ */
+export function ownersUnknown(
+  s: Pick<DumpFileSummary, 'fileFindings' | 'rules' | 'coverage' | 'ownerSources' | 'tokenizer'>,
+): string | null {
+  const f = s.fileFindings?.find((x) => UNKNOWN_OWNER_RULES.includes(x.rule));
+  if (f) return `${f.rule}: ${f.message}`;
+  const r = s.rules.find((x) => UNKNOWN_OWNER_RULES.includes(x.rule));
+  if (r) return `${r.rule}: ${r.summary}`;
+  const allMask = s.ownerSources.length > 0 && s.ownerSources.every((x) => x === 'mask');
+  const source = s.coverage?.owners.source ?? (allMask ? 'mask' : null);
+  if (source !== 'mask') return null;
+  return s.tokenizer === null
+    ? 'no tokenizer: owners come from the mask alone'
+    : `the chat template of ${s.tokenizer} gave no owners: they come from the mask alone`;
+}
 
 /** A short label of a context policy (`keep_obs=1`). */
 export function policyLabel(p: ContextPolicy): string {

@@ -18,6 +18,7 @@ import {
   lintFile,
   lintSample,
   loadTokenizerDir,
+  readerFor,
   readLineAt,
   readRecordAt,
   sampleView,
@@ -26,6 +27,7 @@ import { mismatchLane } from '../core/dumps/mismatch-lane.js';
 import { dumpMismatchOf } from '../core/dumps/mismatch-view.js';
 import type { Owners } from '../core/dumps/owners.js';
 import type { DumpSample } from '../core/dumps/sample.js';
+import { tokenizerMisfit } from '../core/dumps/tokenizer-fit.js';
 import type { DumpMismatch } from '../core/dumps/view-schema.js';
 import { RECORD_TEXT_CHARS, type RecordStats } from '../core/dumps/view-schema.js';
 import type { JobOf } from '../protocol/trainer.js';
@@ -33,6 +35,9 @@ import type { JobOf } from '../protocol/trainer.js';
 const tokenizers = new Map<string, DumpTokenizer>();
 /** Findings of the last lint of each file, by record (to show file-level findings such as prefix-broken). */
 const fileFindings = new Map<string, Map<number, Finding[]>>();
+/** The files (with a tokenizer folder) whose last lint found that the tokenizer does not fit their ids. */
+const misfits = new Set<string>();
+const misfitKey = (file: string, tok: DumpTokenizer) => `${path.resolve(file)}\0${tok.source}`;
 
 /** The tokenizer a job names, or the one beside the file, or none; `note` says which and why. */
 function tokenizerFor(file: string, dir: string | null): { tok?: DumpTokenizer; error?: string } {
@@ -93,6 +98,8 @@ export async function dumpOpen(job: JobOf<'dumpOpen'>, hooks: DumpHooks): Promis
     const empty = emptyFileLint(job.file, format);
     const summary = fileSummary(empty, index, tok);
     summary.notes.unshift('Linting the whole file: the findings appear when it is done.');
+    // What the lint could check is known once it ran: absent until then (view-schema.ts).
+    delete summary.coverage;
     return summary;
   }
   const lint = await lintFile(job.file, {
@@ -112,10 +119,13 @@ export async function dumpOpen(job: JobOf<'dumpOpen'>, hooks: DumpHooks): Promis
   if (!lint.ok) throw new Error(lint.error);
   const index = await indexLines(job.file, { signal: abort.signal });
   fileFindings.set(path.resolve(job.file), byRecord);
+  if (tok) {
+    const misfit = lint.value.fileFindings.some((f) => f.rule === 'tokenizer-mismatch');
+    if (misfit) misfits.add(misfitKey(job.file, tok));
+    else misfits.delete(misfitKey(job.file, tok));
+  }
   const summary = fileSummary(lint.value, index, tok);
   summary.recordStats = stats.build(summary.records);
-  if (tok === undefined && job.tokenizer === null && !findTokenizerBeside(job.file))
-    summary.notes.push('No tokenizer folder was given or found beside the file.');
   return summary;
 }
 
@@ -207,12 +217,17 @@ export async function dumpSample(job: JobOf<'dumpSample'>): Promise<{ views: Dum
     );
   const known = fileFindings.get(path.resolve(job.file))?.get(job.record) ?? [];
   const views = r.value.map((s) => {
-    const { findings, owners } = lintSample(s, { tok });
+    // A tokenizer that does not fit the file (as its lint found) or these ids is not read with:
+    // its texts would be gibberish and its owners would make rule findings of the misfit.
+    const fits =
+      tok && !misfits.has(misfitKey(job.file, tok)) && !tokenizerMisfit(s.ids, tok, readerFor(tok));
+    const use = fits ? tok : undefined;
+    const { findings, owners } = lintSample(s, { tok: use });
     const key = (f: Finding) => `${f.rule}:${f.positions.join(',')}`;
     const seen = new Set(findings.map(key));
     const all = [...findings, ...known.filter((f) => !seen.has(key(f)))];
     const mismatch = mismatchLane(s, owners.source === 'mask' ? undefined : owners.owner);
-    return { ...sampleView(s, owners, all, tok), mismatch };
+    return { ...sampleView(s, owners, all, use), mismatch };
   });
   return { views };
 }

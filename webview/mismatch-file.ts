@@ -136,16 +136,60 @@ function renderWorst(doc: Document, m: DumpMismatch, h: MismatchFileHandlers): H
   for (const w of m.worst) {
     const li = el(doc, 'li', '');
     li.appendChild(
-      linkButton(
-        doc,
-        '',
-        `record ${w.record + 1}: max |d| ${num(w.absMax)} nats at token #${w.position}`,
-        () => h.onOpen?.(w.record, w.position),
+      linkButton(doc, '', `sample ${w.record}: max |d| ${num(w.absMax)} nats at token #${w.position}`, () =>
+        h.onOpen?.(w.record, w.position),
       ),
     );
     list.appendChild(li);
   }
   return list;
+}
+
+/** A linear scale as its two numbers: v -> offset + slope·v. */
+interface Affine {
+  offset: number;
+  slope: number;
+}
+
+/** The affine map of a d3 linear scale (its domain and range, no clamping). */
+export function affineOf(s: { domain(): number[]; range(): number[] }): Affine {
+  const [d0, d1] = s.domain();
+  const [r0, r1] = s.range();
+  const slope = d1 === d0 ? 0 : (r1 - r0) / (d1 - d0);
+  return { offset: r0 - slope * d0, slope };
+}
+
+/**
+ * The path of a scatter plot's points: a 1.6-unit square at each point, its corner snapped to the
+ * half unit of the viewBox (`width` × `height`), and drawn once per half-unit cell (points that land
+ * on the same cell would paint the same pixels). Points off the plot or not finite are left out.
+ */
+export function scatterPath(
+  xs: readonly number[],
+  ys: readonly number[],
+  x: Affine,
+  y: Affine,
+  width: number,
+  height: number,
+): string {
+  const cols = 2 * width;
+  const rows = 2 * height;
+  const seen = new Uint8Array(cols * rows);
+  const parts: string[] = [];
+  const ax = 2 * x.offset;
+  const bx = 2 * x.slope;
+  const ay = 2 * y.offset;
+  const by = 2 * y.slope;
+  for (let k = 0; k < xs.length; k++) {
+    const px = Math.round(ax + bx * xs[k]);
+    const py = Math.round(ay + by * ys[k]);
+    if (!(px >= 0 && px < cols && py >= 0 && py < rows)) continue;
+    const cell = py * cols + px;
+    if (seen[cell]) continue;
+    seen[cell] = 1;
+    parts.push(`M${px / 2} ${py / 2}h1.6v1.6h-1.6z`);
+  }
+  return parts.join('');
 }
 
 /** A scatter plot of (x, y) points drawn as one path of small squares (20 000 points, one element). */
@@ -179,11 +223,11 @@ export function renderScatter(
     { left: margin.left, labelX: 12, top: margin.top, bottom: height - margin.bottom },
     labels.y,
   );
-  const step = 1.6;
-  let d = '';
-  for (let k = 0; k < xs.length; k++)
-    d += `M${x(xs[k]).toFixed(1)} ${y(ys[k]).toFixed(1)}h${step}v${step}h-${step}z`;
-  root.append('path').attr('class', 'points').attr('d', d).attr('data-points', String(xs.length));
+  root
+    .append('path')
+    .attr('class', 'points')
+    .attr('d', scatterPath(xs, ys, affineOf(x), affineOf(y), width, height))
+    .attr('data-points', String(xs.length));
   const ticks = x.ticks(5);
   const axis = root.append('g').attr('class', 'axis x-axis');
   axis

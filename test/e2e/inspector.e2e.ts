@@ -14,6 +14,14 @@ import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type Browser, chromium, type Frame, type Page } from 'playwright-core';
 import {
+  mismatchFileView,
+  mismatchLane,
+  mismatchSlider,
+  mismatchTokenDetail,
+  mismatchWidths,
+  mismatchWorst,
+} from './mismatch-steps';
+import {
   acceptDefault,
   answer,
   clickTreeRow,
@@ -739,5 +747,11 @@ describe('Episode Lab in code-server: sample, explore, inspect, debug the mask',
   step('20', 'a second inspector beside the first, then closed', ['19'], inspectorBeside);
   step('21', 'Train Agent, then Cancel Run: a clean stop', [], trainAndCancel);
   step('22', 'widths 1600 px and 400 px in both themes', ['14'], widths);
+  step('M1', 'mismatch: the lane of a NeMo-RL dump', [], mismatchLane);
+  step('M2', "mismatch: a token's detail and the per-turn figures", ['M1'], mismatchTokenDetail);
+  step('M3', 'mismatch: the file view', ['M1'], mismatchFileView);
+  step('M4', 'mismatch: a rule slider recomputes', ['M3'], mismatchSlider);
+  step('M5', 'mismatch: the worst sample opens at its worst token', ['M3'], mismatchWorst);
+  step('M6', 'mismatch: 1600 and 400 px, dark and light', ['M5'], mismatchWidths);
   step('23', 'no Content Security Policy violation', [], noCspViolation);
 });

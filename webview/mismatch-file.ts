@@ -58,6 +58,8 @@ export function ruleFractions(
 /** A threshold slider: its label, range (log10 of the value when `log`), and where in the thresholds it goes. */
 interface Slider {
   id: string;
+  /** The rule it sets a threshold of. */
+  rule: Rule;
   label: string;
   min: number;
   max: number;
@@ -77,7 +79,8 @@ const band = (rule: 'icepop' | 'geo_seq' | 'veto', k: 0 | 1) => ({
 export const SLIDERS: Slider[] = [
   {
     id: 'tis',
-    label: 'tis C',
+    rule: 'tis',
+    label: 'tis C (ratio r)',
     min: 1,
     max: 10,
     step: 0.05,
@@ -87,15 +90,70 @@ export const SLIDERS: Slider[] = [
       t.tis = x;
     },
   },
-  { id: 'icepop-low', label: 'icepop low', min: 0.05, max: 1, step: 0.01, log: false, ...band('icepop', 0) },
-  { id: 'icepop-high', label: 'icepop high', min: 1, max: 10, step: 0.05, log: false, ...band('icepop', 1) },
-  { id: 'geo-low', label: 'geo_seq low', min: 0.9, max: 1, step: 0.001, log: false, ...band('geo_seq', 0) },
-  { id: 'geo-high', label: 'geo_seq high', min: 1, max: 1.1, step: 0.001, log: false, ...band('geo_seq', 1) },
-  { id: 'veto-low', label: 'veto low (log10)', min: -8, max: -0.5, step: 0.1, log: true, ...band('veto', 0) },
-  { id: 'veto-high', label: 'veto high (log10)', min: 0.5, max: 8, step: 0.1, log: true, ...band('veto', 1) },
+  {
+    id: 'icepop-low',
+    rule: 'icepop',
+    label: 'icepop low (r)',
+    min: 0.05,
+    max: 1,
+    step: 0.01,
+    log: false,
+    ...band('icepop', 0),
+  },
+  {
+    id: 'icepop-high',
+    rule: 'icepop',
+    label: 'icepop high (r)',
+    min: 1,
+    max: 10,
+    step: 0.05,
+    log: false,
+    ...band('icepop', 1),
+  },
+  {
+    id: 'geo-low',
+    rule: 'geo_seq',
+    label: 'geo_seq low (exp(mean d))',
+    min: 0.9,
+    max: 1,
+    step: 0.001,
+    log: false,
+    ...band('geo_seq', 0),
+  },
+  {
+    id: 'geo-high',
+    rule: 'geo_seq',
+    label: 'geo_seq high (exp(mean d))',
+    min: 1,
+    max: 1.1,
+    step: 0.001,
+    log: false,
+    ...band('geo_seq', 1),
+  },
+  {
+    id: 'veto-low',
+    rule: 'veto',
+    label: 'veto low (r, log10 slider)',
+    min: -8,
+    max: -0.5,
+    step: 0.1,
+    log: true,
+    ...band('veto', 0),
+  },
+  {
+    id: 'veto-high',
+    rule: 'veto',
+    label: 'veto high (r, log10 slider)',
+    min: 0.5,
+    max: 8,
+    step: 0.1,
+    log: true,
+    ...band('veto', 1),
+  },
   {
     id: 'dppo',
-    label: 'dppo δ',
+    rule: 'dppo',
+    label: 'dppo δ (probability)',
     min: 0,
     max: 1,
     step: 0.01,
@@ -106,6 +164,9 @@ export const SLIDERS: Slider[] = [
     },
   },
 ];
+
+/** A rule's tooltip: what the trainers log it as, and where its default comes from. */
+const ruleTip = (r: Rule) => `logged as: ${RULE_FIGURES[r].trainers}. Default: ${RULE_FIGURES[r].source}`;
 
 const pct = (x: number | null) => (x === null ? '—' : `${(100 * x).toFixed(2)} %`);
 
@@ -123,8 +184,10 @@ function renderSummary(doc: Document, m: DumpMismatch): HTMLElement {
     (typeof SUMMARY_FIGURES)[keyof typeof SUMMARY_FIGURES],
   ][]) {
     const v = m.summary[k];
+    // The levels in increasing order (an object's own keys would put the integer-like '1' first).
     if (typeof v === 'object' && v !== null)
-      for (const [level, x] of Object.entries(v)) row(`${k} > ${level}`, num(x), f.unit, f.trainers);
+      for (const level of ['0.5', '0.693', '1'] as const)
+        row(`${k} > ${level}`, num(v[level]), f.unit, f.trainers);
     else row(k, num(v), f.unit, f.trainers);
   }
   return table;
@@ -242,21 +305,28 @@ export function renderScatter(
   return svg;
 }
 
+/**
+ * The thresholds the sliders set, per answer: the page is redrawn when another sample opens (a
+ * worst-sample link), and the sliders keep their places until a new answer comes.
+ */
+const chosen = new WeakMap<DumpMismatch, Thresholds>();
+
 /** The rules' fractions with sliders that recompute them on every move. */
 function renderRules(doc: Document, m: DumpMismatch): HTMLElement {
   const box = el(doc, 'div', 'mm-rules');
-  const t: Thresholds = structuredClone(m.thresholds);
+  const t: Thresholds = chosen.get(m) ?? structuredClone(m.thresholds);
+  chosen.set(m, t);
   const samples = samplesOf(m);
   const table = el(doc, 'table', 'mm-rule-table');
   const head = el(doc, 'tr', '');
-  for (const c of ['rule', 'masks', 'at these thresholds', 'counted over', 'whole file at the defaults'])
-    head.appendChild(el(doc, 'th', '', c));
+  const heads = ['rule', 'masks', 'at these thresholds', 'counted over', 'whole file at the defaults'];
+  for (const c of heads) head.appendChild(el(doc, 'th', '', c));
   table.appendChild(el(doc, 'thead', '')).appendChild(head);
   const cells = new Map<Rule, HTMLElement>();
   const body = el(doc, 'tbody', '');
   for (const r of RULES) {
     const tr = el(doc, 'tr', `mm-rule mm-rule-${r}`);
-    tr.title = RULE_FIGURES[r].source;
+    tr.title = ruleTip(r);
     const cell = el(doc, 'td', 'mm-frac');
     cells.set(r, cell);
     const sampled = r === 'tis' || r === 'icepop' || r === 'dppo';
@@ -274,6 +344,10 @@ function renderRules(doc: Document, m: DumpMismatch): HTMLElement {
       ),
       el(doc, 'td', '', pct(m.rules[r])),
     );
+    // Each cell names its column (`data-label`): a narrow panel lays a row out as labelled lines.
+    [...tr.children].forEach((c, k) => {
+      (c as HTMLElement).dataset.label = heads[k];
+    });
     body.appendChild(tr);
   }
   table.appendChild(body);
@@ -298,6 +372,7 @@ function renderRules(doc: Document, m: DumpMismatch): HTMLElement {
       update();
     });
     const item = el(doc, 'span', 'mm-slider');
+    item.title = ruleTip(s.rule);
     item.append(labelFor(doc, input.id, s.label), input, shown);
     controls.appendChild(item);
   }

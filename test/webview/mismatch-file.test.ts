@@ -97,7 +97,8 @@ describe('the file view of a dump’s mismatch', () => {
 
   it('the sliders recompute the fractions at once: token rules over the sample, sequence rules exactly', () => {
     const d = doc();
-    const box = renderMismatchFile(d, answer());
+    const m = answer();
+    const box = renderMismatchFile(d, m);
     d.body.appendChild(box);
     const frac = (r: string) => box.querySelector(`.mm-rule-${r} .mm-frac`)?.textContent;
     // r = e^0.1 = 1.105, e^−0.8 = 0.449, e^1.2 = 3.32, 1. TIS C = 2: one of 4. IcePop [0.5, 2]: two of 4.
@@ -126,6 +127,15 @@ describe('the file view of a dump’s mismatch', () => {
       box.querySelector('.mm-rule-tis td:last-child')?.textContent,
       '25.00 %',
       'the file’s figure stays',
+    );
+    // The page redrawn (another sample opened) with the same answer: the sliders keep their places.
+    const again = renderMismatchFile(d, m);
+    assert.equal((again.querySelector('#mm-tis') as HTMLInputElement).value, '1.05');
+    assert.equal(again.querySelector('.mm-rule-tis .mm-frac')?.textContent, '50.00 %');
+    assert.equal(
+      renderMismatchFile(d, answer()).querySelector('.mm-rule-tis .mm-frac')?.textContent,
+      '25.00 %',
+      'a new answer starts at its defaults',
     );
   });
 

@@ -10,8 +10,9 @@
  * 3. the file view with 100 000 samples: the per-sample columns a dumpMismatch answer carries
  *    (no tokens: a seeded token sample of MISMATCH_POINTS) built for a synthetic file of 100 000
  *    samples, then the view's chart data and drawing (renderMismatchFile on a linkedom document:
- *    summary, worst list, both scatter plots' paths, the rules' table) and one slider move (the
- *    input event: every rule's fraction recomputed): goal < 100 ms. The real answer of the 1 GB
+ *    summary, worst list, both scatter plots' paths, the rules' table; first for a new answer, then
+ *    redrawn as when another sample opens) and one slider move (the input event: every rule's
+ *    fraction recomputed): goal < 100 ms. The real answer of the 1 GB
  *    file (dumpMismatch's job) is timed too, with its size as JSON (what the webview receives).
  *
  * Prints medians (milliseconds unless said), the load average before and after, and the core count.
@@ -228,6 +229,14 @@ export function syntheticAnswer(n: number, seed = 5): DumpMismatch {
 async function fileView(m: DumpMismatch, label: string): Promise<void> {
   const document = parseHTML('<!doctype html><html><body></body></html>').document as unknown as Document;
   let box: HTMLElement | null = null;
+  // A fresh answer object each time: the view builds its per-sample rows again, as on a new answer.
+  const first = () => {
+    box?.remove();
+    box = renderMismatchFile(document, { ...m });
+    document.body.appendChild(box);
+  };
+  const firstT = await times(21, first, 3);
+  // The same answer: a redraw, as when another sample opens (the rows are kept with the answer).
   const draw = () => {
     box?.remove();
     box = renderMismatchFile(document, m);
@@ -247,7 +256,8 @@ async function fileView(m: DumpMismatch, label: string): Promise<void> {
   const t = structuredClone(m.thresholds);
   const rulesT = await times(51, () => ruleFractions(m, samples, t), 5);
   row(`file view, ${label}`, '');
-  row('  chart data + drawing (whole view)', `${medians(drawT)}; goal < 100 ms`);
+  row('  chart data + drawing (whole view)', `${medians(firstT)}; goal < 100 ms`);
+  row('  the same, redrawn (another sample)', medians(drawT));
   row('  a slider move (input event)', `${medians(moveT)}; goal < 100 ms`);
   row('  of which ruleFractions', medians(rulesT));
   row(
@@ -291,7 +301,9 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((e) => {
-  process.stderr.write(`${(e as Error).stack}\n`);
-  process.exitCode = 1;
-});
+// Run when started as a script (syntheticAnswer can be imported without running the benchmark).
+if (require.main === module)
+  main().catch((e) => {
+    process.stderr.write(`${(e as Error).stack}\n`);
+    process.exitCode = 1;
+  });

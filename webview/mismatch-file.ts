@@ -21,21 +21,28 @@ export interface MismatchFileHandlers {
   onOpen?(record: number, position: number): void;
 }
 
-/** Each sample's figures as sampleRules reads them (built once per answer). */
-export function samplesOf(m: DumpMismatch) {
+type SampleRows = { tokens: number; geo_ratio: number; min_d: number; max_d: number }[];
+const rowsOf = new WeakMap<DumpMismatch, SampleRows>();
+
+/** Each sample's figures as sampleRules reads them (built once per answer, then kept with it). */
+export function samplesOf(m: DumpMismatch): SampleRows {
+  const kept = rowsOf.get(m);
+  if (kept) return kept;
   const s = m.samples;
-  return s.record.map((_, k) => ({
+  const rows = s.record.map((_, k) => ({
     tokens: s.tokens[k],
     geo_ratio: s.geoRatio[k],
     min_d: s.minD[k],
     max_d: s.maxD[k],
   }));
+  rowsOf.set(m, rows);
+  return rows;
 }
 
 /** The masked fraction of each rule at thresholds `t`: token rules over the token sample, sequence rules exact. */
 export function ruleFractions(
   m: DumpMismatch,
-  samples: ReturnType<typeof samplesOf>,
+  samples: SampleRows,
   t: Thresholds,
 ): Record<Rule, number | null> {
   const p = m.points;

@@ -14,6 +14,8 @@ import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type Browser, chromium, type Frame, type Page } from 'playwright-core';
 import {
+  BIG_DUMP,
+  mismatchBigLane,
   mismatchFileView,
   mismatchLane,
   mismatchSlider,
@@ -753,5 +755,6 @@ describe('Episode Lab in code-server: sample, explore, inspect, debug the mask',
   step('M4', 'mismatch: a rule slider recomputes', ['M3'], mismatchSlider);
   step('M5', 'mismatch: the worst sample opens at its worst token', ['M3'], mismatchWorst);
   step('M6', 'mismatch: 1600 and 400 px, dark and light', ['M5'], mismatchWidths);
+  if (BIG_DUMP) step('M7', 'mismatch: the 1 GB dump’s first lane on screen (opt-in)', [], mismatchBigLane);
   step('23', 'no Content Security Policy violation', [], noCspViolation);
 });

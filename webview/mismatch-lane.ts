@@ -35,7 +35,7 @@ export function laneScale(d: number, clip: number): number {
   return Math.max(-1, Math.min(1, d / clip));
 }
 
-/** The CSS colour of a scale position: positive blue, negative red, transparent at 0. */
+/** The CSS colour of a scale position: positive in --el-pos (cyan), negative in --el-neg (purple), transparent at 0. */
 export function laneColour(t: number): string {
   const pct = Math.round(Math.abs(t) * 100);
   return `color-mix(in srgb, var(${t < 0 ? '--el-neg' : '--el-pos'}) ${pct}%, transparent)`;

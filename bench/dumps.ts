@@ -14,25 +14,18 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { QWEN3_DIR } from '../scripts/make-dump-fixtures.js';
-import { indexLines, lintFile, loadTokenizerDir, parseRecord, readLines } from '../src/core/dumps/index.js';
+import { indexLines, lintFile, parseRecord, readLines } from '../src/core/dumps/index.js';
 import { mismatchFile } from '../src/core/dumps/mismatch-file.js';
-import { dumpOpen, dumpSample } from '../src/trainer/dump-jobs.js';
-import { generate } from './nemo-file.js';
+import { FILE_OPTIONS, generate, openFirstSample, qwen3 } from './nemo-file.js';
 
 const { values: args } = parseArgs({
   options: {
-    mb: { type: 'string', default: '1024' },
-    pad: { type: 'string', default: '8192' },
-    file: { type: 'string' },
-    keep: { type: 'boolean', default: false },
+    ...FILE_OPTIONS,
     mismatch: { type: 'boolean', default: false },
   },
 });
 
-const loaded = loadTokenizerDir(QWEN3_DIR);
-if (!loaded.ok) throw new Error(loaded.error);
-const tok = loaded.value;
+const tok = qwen3();
 const peak = () => Math.round(process.resourceUsage().maxRSS / 1024);
 const mb = (bytes: number) => bytes / 2 ** 20;
 
@@ -57,22 +50,9 @@ async function main() {
     }
     const first = performance.now() - t0;
 
-    // What opening the file in VS Code does before the first sample is on screen, in the trainer
-    // process: load the tokenizer, index the file, read and lint record 1 (the whole-file lint follows).
+    // Opening the file in VS Code, up to its first sample (openFirstSample's contract).
     t0 = performance.now();
-    const quick = await dumpOpen(
-      { kind: 'dumpOpen', file, tokenizer: QWEN3_DIR, format: 'auto', lint: false },
-      { progress: () => {}, cancelled: () => false },
-    );
-    await dumpSample({
-      kind: 'dumpSample',
-      file,
-      tokenizer: QWEN3_DIR,
-      format: quick.format,
-      record: 0,
-      offset: quick.offsets[0],
-      bytes: quick.lengths[0],
-    });
+    await openFirstSample(file);
     const firstOnScreen = performance.now() - t0;
 
     t0 = performance.now();

@@ -27,29 +27,24 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseHTML } from 'linkedom';
 import { QWEN3_DIR } from '../scripts/make-dump-fixtures.js';
-import { lintSample, loadTokenizerDir, readRecordAt } from '../src/core/dumps/index.js';
+import { lintSample, readRecordAt } from '../src/core/dumps/index.js';
 import { mismatchFile } from '../src/core/dumps/mismatch-file.js';
 import { mismatchLane } from '../src/core/dumps/mismatch-lane.js';
 import { type DumpMismatch, MISMATCH_POINTS } from '../src/core/dumps/view-schema.js';
 import { Rng } from '../src/core/rng.js';
-import { dumpMismatch, dumpOpen, dumpSample } from '../src/trainer/dump-jobs.js';
+import { dumpMismatch } from '../src/trainer/dump-jobs.js';
 import { renderMismatchFile, ruleFractions, samplesOf } from '../webview/mismatch-file.js';
-import { generate } from './nemo-file.js';
+import { FILE_OPTIONS, generate, openFirstSample, qwen3 } from './nemo-file.js';
 
 const { values: args } = parseArgs({
   options: {
-    mb: { type: 'string', default: '1024' },
-    pad: { type: 'string', default: '8192' },
-    file: { type: 'string' },
-    keep: { type: 'boolean', default: false },
+    ...FILE_OPTIONS,
     runs: { type: 'string', default: '3' },
     samples: { type: 'string', default: '100000' },
   },
 });
 
-const loaded = loadTokenizerDir(QWEN3_DIR);
-if (!loaded.ok) throw new Error(loaded.error);
-const tok = loaded.value;
+const tok = qwen3();
 const peakMb = () => Math.round(process.resourceUsage().maxRSS / 1024);
 const mb = (bytes: number) => bytes / 2 ** 20;
 const load = () =>
@@ -115,19 +110,7 @@ async function summary(file: string, runs: number): Promise<void> {
 /** 2. Open to the first sample's lane: cold (the first, the trainer loads the tokenizer) and warm. */
 async function firstLane(file: string): Promise<void> {
   const openToLane = async () => {
-    const open = await dumpOpen(
-      { kind: 'dumpOpen', file, tokenizer: QWEN3_DIR, format: 'auto', lint: false },
-      noHooks,
-    );
-    const { views } = await dumpSample({
-      kind: 'dumpSample',
-      file,
-      tokenizer: QWEN3_DIR,
-      format: open.format,
-      record: 0,
-      offset: open.offsets[0],
-      bytes: open.lengths[0],
-    });
+    const { open, views } = await openFirstSample(file);
     if (!views[0]?.mismatch) throw new Error('the first sample has no lane');
     return { open, view: views[0] };
   };

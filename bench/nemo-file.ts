@@ -4,9 +4,36 @@
  * to `padTo` tokens, written to a path the caller gives (the temp folder, never the repo).
  */
 import * as fs from 'node:fs';
-import { build, conversations, cutVariant, nemoRlLine, variant } from '../scripts/make-dump-fixtures.js';
-import type { ChatMessage, DumpTokenizer } from '../src/core/dumps/index.js';
+import {
+  build,
+  conversations,
+  cutVariant,
+  nemoRlLine,
+  QWEN3_DIR,
+  variant,
+} from '../scripts/make-dump-fixtures.js';
+import { type ChatMessage, type DumpTokenizer, loadTokenizerDir } from '../src/core/dumps/index.js';
 import { Rng } from '../src/core/rng.js';
+import { dumpOpen, dumpSample } from '../src/trainer/dump-jobs.js';
+
+/** The command-line options of the benchmarks that write this file (parseArgs's `options`). */
+export const FILE_OPTIONS = {
+  /** The size to write, in MB. */
+  mb: { type: 'string', default: '1024' },
+  /** Every line padded to this many tokens. */
+  pad: { type: 'string', default: '8192' },
+  /** Read this existing file instead (not deleted). */
+  file: { type: 'string' },
+  /** Keep the written file. */
+  keep: { type: 'boolean', default: false },
+} as const;
+
+/** The Qwen3 tokenizer the file is written and read with (throws when its folder is missing). */
+export function qwen3(): DumpTokenizer {
+  const loaded = loadTokenizerDir(QWEN3_DIR);
+  if (!loaded.ok) throw new Error(loaded.error);
+  return loaded.value;
+}
 
 /** A long multi-turn tool conversation (n tool rounds) rendered with the Qwen3 template. */
 function longConversation(rounds: number): ChatMessage[] {
@@ -54,4 +81,27 @@ export function generate(tok: DumpTokenizer, file: string, targetMb: number, pad
     idx++;
   }
   fs.closeSync(fd);
+}
+
+/**
+ * What opening a dump in VS Code does before its first sample is on screen, in the trainer process:
+ * load the tokenizer (once per process), index the file, read and lint record 0 and compute its
+ * mismatch lane (the whole-file lint follows, not here). Resolves with the open's summary and the
+ * record's views.
+ */
+export async function openFirstSample(file: string) {
+  const open = await dumpOpen(
+    { kind: 'dumpOpen', file, tokenizer: QWEN3_DIR, format: 'auto', lint: false },
+    { progress: () => {}, cancelled: () => false },
+  );
+  const { views } = await dumpSample({
+    kind: 'dumpSample',
+    file,
+    tokenizer: QWEN3_DIR,
+    format: open.format,
+    record: 0,
+    offset: open.offsets[0],
+    bytes: open.lengths[0],
+  });
+  return { open, views };
 }

@@ -14,95 +14,26 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import {
-  build,
-  conversations,
-  cutVariant,
-  nemoRlLine,
-  QWEN3_DIR,
-  variant,
-} from '../scripts/make-dump-fixtures.js';
-import {
-  type ChatMessage,
-  indexLines,
-  lintFile,
-  loadTokenizerDir,
-  parseRecord,
-  readLines,
-} from '../src/core/dumps/index.js';
+import { indexLines, lintFile, parseRecord, readLines } from '../src/core/dumps/index.js';
 import { mismatchFile } from '../src/core/dumps/mismatch-file.js';
-import { Rng } from '../src/core/rng.js';
-import { dumpOpen, dumpSample } from '../src/trainer/dump-jobs.js';
+import { FILE_OPTIONS, generate, openFirstSample, qwen3 } from './nemo-file.js';
 
 const { values: args } = parseArgs({
   options: {
-    mb: { type: 'string', default: '1024' },
-    pad: { type: 'string', default: '8192' },
-    file: { type: 'string' },
-    keep: { type: 'boolean', default: false },
+    ...FILE_OPTIONS,
     mismatch: { type: 'boolean', default: false },
   },
 });
 
-const loaded = loadTokenizerDir(QWEN3_DIR);
-if (!loaded.ok) throw new Error(loaded.error);
-const tok = loaded.value;
+const tok = qwen3();
 const peak = () => Math.round(process.resourceUsage().maxRSS / 1024);
 const mb = (bytes: number) => bytes / 2 ** 20;
-
-/** A long multi-turn tool conversation (n tool rounds) rendered with the Qwen3 template. */
-function longConversation(rounds: number): ChatMessage[] {
-  const tools = conversations()[1];
-  const msgs: ChatMessage[] = [tools.messages[0]];
-  for (let r = 0; r < rounds; r++) {
-    msgs.push({
-      ...tools.messages[1],
-      tool_calls: (tools.messages[1].tool_calls ?? []).map((c) => ({ ...(c as object), id: `c${r}` })),
-    });
-    msgs.push({
-      role: 'tool',
-      tool_call_id: `c${r}`,
-      content: `FAILED test_${r}: expected ${r} got ${r + 1}\n${'trace line\n'.repeat(20)}done`,
-    });
-  }
-  msgs.push(tools.messages[5]);
-  return msgs;
-}
-
-/** Write a NeMo-RL-style file of about `targetMb` MB; 1 line in 16 has untrained EOS tokens. */
-function generate(file: string, targetMb: number, padTo: number): void {
-  const rng = new Rng(7);
-  const tools = conversations()[1].tools;
-  const lines: string[] = [];
-  for (const rounds of [4, 8, 12, 16, 20, 24, 28, 32]) {
-    const b = build(tok, longConversation(rounds), tools);
-    if (b.ids.length > padTo)
-      throw new Error(`a ${rounds}-round conversation has ${b.ids.length} tokens > --pad ${padTo}`);
-    const v = variant(b, rng);
-    const T = v.ids.length - 1; // NeMo-RL ends at the last <|im_end|>
-    const cut = cutVariant(v, T);
-    lines.push(nemoRlLine(cut, 0, padTo));
-    const bad = { ...cut, mask: cut.mask.map((m, i) => (cut.ids[i] === tok.id('<|im_end|>') ? 0 : m)) };
-    lines.push(nemoRlLine(bad, 0, padTo));
-  }
-  const fd = fs.openSync(file, 'w');
-  let written = 0;
-  let idx = 0;
-  const target = targetMb * 2 ** 20;
-  while (written < target) {
-    const base = lines[idx % 16 === 15 ? 1 + 2 * (idx % 8) : 2 * (idx % 8)];
-    const line = `${base.replace(/"idx":0}$/, `"idx":${idx}}`)}\n`;
-    written += fs.writeSync(fd, line);
-    idx++;
-  }
-  fs.closeSync(fd);
-}
 
 async function main() {
   const file = args.file ?? path.join(os.tmpdir(), `episode-lab-bench-train_data_step1-${process.pid}.jsonl`);
   if (!args.file) {
     const t0 = performance.now();
-    generate(file, Number(args.mb), Number(args.pad));
+    generate(tok, file, Number(args.mb), Number(args.pad));
     process.stdout.write(
       `generated ${file}: ${mb(fs.statSync(file).size).toFixed(0)} MB in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`,
     );
@@ -119,22 +50,9 @@ async function main() {
     }
     const first = performance.now() - t0;
 
-    // What opening the file in VS Code does before the first sample is on screen, in the trainer
-    // process: load the tokenizer, index the file, read and lint record 1 (the whole-file lint follows).
+    // Opening the file in VS Code, up to its first sample (openFirstSample's contract).
     t0 = performance.now();
-    const quick = await dumpOpen(
-      { kind: 'dumpOpen', file, tokenizer: QWEN3_DIR, format: 'auto', lint: false },
-      { progress: () => {}, cancelled: () => false },
-    );
-    await dumpSample({
-      kind: 'dumpSample',
-      file,
-      tokenizer: QWEN3_DIR,
-      format: quick.format,
-      record: 0,
-      offset: quick.offsets[0],
-      bytes: quick.lengths[0],
-    });
+    await openFirstSample(file);
     const firstOnScreen = performance.now() - t0;
 
     t0 = performance.now();

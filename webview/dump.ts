@@ -231,7 +231,7 @@ function renderDumpLegend(doc: Document, v: DumpView): HTMLElement {
   if (v.mismatch) {
     const clip = laneClip(v.mismatch.d);
     const scale = el(doc, 'span', 'legend-item mm-legend');
-    scale.title = `d = trainer − sampler log-prob; the colour saturates at ±${num(clip)} nats, the 99th percentile of |d| in this sample`;
+    scale.title = `d = trainer − sampler log-prob; the colour saturates at ±${num(clip)} nats, the 99th percentile of |d| in this sample (nearest rank, and never the largest value alone)`;
     const bar = el(doc, 'span', 'swatch mm-scale');
     for (const t of [-1, -0.5, 0, 0.5, 1]) {
       const cell = el(doc, 'span', 'vlane');

@@ -413,9 +413,11 @@ export function dumpController(page: Page, strip: ReturnType<typeof stripControl
     render(): void {
       const dump = state.dump!;
       const v = dump.view;
+      // A worst-sample link's token: focused, held and scrolled to once its record is drawn.
+      let reveal: number | null = null;
       if (focusAt && focusAt.record === v.record) {
         const i = focusAt.position - v.offset;
-        if (i >= 0 && i < v.ids.length) state.focused = i;
+        if (i >= 0 && i < v.ids.length) reveal = state.focused = i;
         focusAt = null;
       }
       const vm = state.vm;
@@ -430,6 +432,7 @@ export function dumpController(page: Page, strip: ReturnType<typeof stripControl
         if (state.focused < dump.view.ids.length) strip.showDetail(state.focused);
         strip.restore(false);
       });
+      if (reveal !== null) strip.showToken(reveal);
     },
   };
 }

@@ -21,21 +21,28 @@ export interface MismatchFileHandlers {
   onOpen?(record: number, position: number): void;
 }
 
-/** Each sample's figures as sampleRules reads them (built once per answer). */
-export function samplesOf(m: DumpMismatch) {
+type SampleRows = { tokens: number; geo_ratio: number; min_d: number; max_d: number }[];
+const rowsOf = new WeakMap<DumpMismatch, SampleRows>();
+
+/** Each sample's figures as sampleRules reads them (built once per answer, then kept with it). */
+export function samplesOf(m: DumpMismatch): SampleRows {
+  const kept = rowsOf.get(m);
+  if (kept) return kept;
   const s = m.samples;
-  return s.record.map((_, k) => ({
+  const rows = s.record.map((_, k) => ({
     tokens: s.tokens[k],
     geo_ratio: s.geoRatio[k],
     min_d: s.minD[k],
     max_d: s.maxD[k],
   }));
+  rowsOf.set(m, rows);
+  return rows;
 }
 
 /** The masked fraction of each rule at thresholds `t`: token rules over the token sample, sequence rules exact. */
 export function ruleFractions(
   m: DumpMismatch,
-  samples: ReturnType<typeof samplesOf>,
+  samples: SampleRows,
   t: Thresholds,
 ): Record<Rule, number | null> {
   const p = m.points;
@@ -58,6 +65,8 @@ export function ruleFractions(
 /** A threshold slider: its label, range (log10 of the value when `log`), and where in the thresholds it goes. */
 interface Slider {
   id: string;
+  /** The rule it sets a threshold of. */
+  rule: Rule;
   label: string;
   min: number;
   max: number;
@@ -77,7 +86,8 @@ const band = (rule: 'icepop' | 'geo_seq' | 'veto', k: 0 | 1) => ({
 export const SLIDERS: Slider[] = [
   {
     id: 'tis',
-    label: 'tis C',
+    rule: 'tis',
+    label: 'tis C (ratio r)',
     min: 1,
     max: 10,
     step: 0.05,
@@ -87,15 +97,70 @@ export const SLIDERS: Slider[] = [
       t.tis = x;
     },
   },
-  { id: 'icepop-low', label: 'icepop low', min: 0.05, max: 1, step: 0.01, log: false, ...band('icepop', 0) },
-  { id: 'icepop-high', label: 'icepop high', min: 1, max: 10, step: 0.05, log: false, ...band('icepop', 1) },
-  { id: 'geo-low', label: 'geo_seq low', min: 0.9, max: 1, step: 0.001, log: false, ...band('geo_seq', 0) },
-  { id: 'geo-high', label: 'geo_seq high', min: 1, max: 1.1, step: 0.001, log: false, ...band('geo_seq', 1) },
-  { id: 'veto-low', label: 'veto low (log10)', min: -8, max: -0.5, step: 0.1, log: true, ...band('veto', 0) },
-  { id: 'veto-high', label: 'veto high (log10)', min: 0.5, max: 8, step: 0.1, log: true, ...band('veto', 1) },
+  {
+    id: 'icepop-low',
+    rule: 'icepop',
+    label: 'icepop low (r)',
+    min: 0.05,
+    max: 1,
+    step: 0.01,
+    log: false,
+    ...band('icepop', 0),
+  },
+  {
+    id: 'icepop-high',
+    rule: 'icepop',
+    label: 'icepop high (r)',
+    min: 1,
+    max: 10,
+    step: 0.05,
+    log: false,
+    ...band('icepop', 1),
+  },
+  {
+    id: 'geo-low',
+    rule: 'geo_seq',
+    label: 'geo_seq low (exp(mean d))',
+    min: 0.9,
+    max: 1,
+    step: 0.001,
+    log: false,
+    ...band('geo_seq', 0),
+  },
+  {
+    id: 'geo-high',
+    rule: 'geo_seq',
+    label: 'geo_seq high (exp(mean d))',
+    min: 1,
+    max: 1.1,
+    step: 0.001,
+    log: false,
+    ...band('geo_seq', 1),
+  },
+  {
+    id: 'veto-low',
+    rule: 'veto',
+    label: 'veto low (r, log10 slider)',
+    min: -8,
+    max: -0.5,
+    step: 0.1,
+    log: true,
+    ...band('veto', 0),
+  },
+  {
+    id: 'veto-high',
+    rule: 'veto',
+    label: 'veto high (r, log10 slider)',
+    min: 0.5,
+    max: 8,
+    step: 0.1,
+    log: true,
+    ...band('veto', 1),
+  },
   {
     id: 'dppo',
-    label: 'dppo δ',
+    rule: 'dppo',
+    label: 'dppo δ (probability)',
     min: 0,
     max: 1,
     step: 0.01,
@@ -106,6 +171,9 @@ export const SLIDERS: Slider[] = [
     },
   },
 ];
+
+/** A rule's tooltip: what the trainers log it as, and where its default comes from. */
+const ruleTip = (r: Rule) => `logged as: ${RULE_FIGURES[r].trainers}. Default: ${RULE_FIGURES[r].source}`;
 
 const pct = (x: number | null) => (x === null ? '—' : `${(100 * x).toFixed(2)} %`);
 
@@ -123,8 +191,10 @@ function renderSummary(doc: Document, m: DumpMismatch): HTMLElement {
     (typeof SUMMARY_FIGURES)[keyof typeof SUMMARY_FIGURES],
   ][]) {
     const v = m.summary[k];
+    // The levels in increasing order (an object's own keys would put the integer-like '1' first).
     if (typeof v === 'object' && v !== null)
-      for (const [level, x] of Object.entries(v)) row(`${k} > ${level}`, num(x), f.unit, f.trainers);
+      for (const level of ['0.5', '0.693', '1'] as const)
+        row(`${k} > ${level}`, num(v[level]), f.unit, f.trainers);
     else row(k, num(v), f.unit, f.trainers);
   }
   return table;
@@ -136,16 +206,60 @@ function renderWorst(doc: Document, m: DumpMismatch, h: MismatchFileHandlers): H
   for (const w of m.worst) {
     const li = el(doc, 'li', '');
     li.appendChild(
-      linkButton(
-        doc,
-        '',
-        `record ${w.record + 1}: max |d| ${num(w.absMax)} nats at token #${w.position}`,
-        () => h.onOpen?.(w.record, w.position),
+      linkButton(doc, '', `sample ${w.record}: max |d| ${num(w.absMax)} nats at token #${w.position}`, () =>
+        h.onOpen?.(w.record, w.position),
       ),
     );
     list.appendChild(li);
   }
   return list;
+}
+
+/** A linear scale as its two numbers: v -> offset + slope·v. */
+interface Affine {
+  offset: number;
+  slope: number;
+}
+
+/** The affine map of a d3 linear scale (its domain and range, no clamping). */
+export function affineOf(s: { domain(): number[]; range(): number[] }): Affine {
+  const [d0, d1] = s.domain();
+  const [r0, r1] = s.range();
+  const slope = d1 === d0 ? 0 : (r1 - r0) / (d1 - d0);
+  return { offset: r0 - slope * d0, slope };
+}
+
+/**
+ * The path of a scatter plot's points: a 1.6-unit square at each point, its corner snapped to the
+ * half unit of the viewBox (`width` × `height`), and drawn once per half-unit cell (points that land
+ * on the same cell would paint the same pixels). Points off the plot or not finite are left out.
+ */
+export function scatterPath(
+  xs: readonly number[],
+  ys: readonly number[],
+  x: Affine,
+  y: Affine,
+  width: number,
+  height: number,
+): string {
+  const cols = 2 * width;
+  const rows = 2 * height;
+  const seen = new Uint8Array(cols * rows);
+  const parts: string[] = [];
+  const ax = 2 * x.offset;
+  const bx = 2 * x.slope;
+  const ay = 2 * y.offset;
+  const by = 2 * y.slope;
+  for (let k = 0; k < xs.length; k++) {
+    const px = Math.round(ax + bx * xs[k]);
+    const py = Math.round(ay + by * ys[k]);
+    if (!(px >= 0 && px < cols && py >= 0 && py < rows)) continue;
+    const cell = py * cols + px;
+    if (seen[cell]) continue;
+    seen[cell] = 1;
+    parts.push(`M${px / 2} ${py / 2}h1.6v1.6h-1.6z`);
+  }
+  return parts.join('');
 }
 
 /** A scatter plot of (x, y) points drawn as one path of small squares (20 000 points, one element). */
@@ -179,11 +293,11 @@ export function renderScatter(
     { left: margin.left, labelX: 12, top: margin.top, bottom: height - margin.bottom },
     labels.y,
   );
-  const step = 1.6;
-  let d = '';
-  for (let k = 0; k < xs.length; k++)
-    d += `M${x(xs[k]).toFixed(1)} ${y(ys[k]).toFixed(1)}h${step}v${step}h-${step}z`;
-  root.append('path').attr('class', 'points').attr('d', d).attr('data-points', String(xs.length));
+  root
+    .append('path')
+    .attr('class', 'points')
+    .attr('d', scatterPath(xs, ys, affineOf(x), affineOf(y), width, height))
+    .attr('data-points', String(xs.length));
   const ticks = x.ticks(5);
   const axis = root.append('g').attr('class', 'axis x-axis');
   axis
@@ -198,21 +312,28 @@ export function renderScatter(
   return svg;
 }
 
+/**
+ * The thresholds the sliders set, per answer: the page is redrawn when another sample opens (a
+ * worst-sample link), and the sliders keep their places until a new answer comes.
+ */
+const chosen = new WeakMap<DumpMismatch, Thresholds>();
+
 /** The rules' fractions with sliders that recompute them on every move. */
 function renderRules(doc: Document, m: DumpMismatch): HTMLElement {
   const box = el(doc, 'div', 'mm-rules');
-  const t: Thresholds = structuredClone(m.thresholds);
+  const t: Thresholds = chosen.get(m) ?? structuredClone(m.thresholds);
+  chosen.set(m, t);
   const samples = samplesOf(m);
   const table = el(doc, 'table', 'mm-rule-table');
   const head = el(doc, 'tr', '');
-  for (const c of ['rule', 'masks', 'at these thresholds', 'counted over', 'whole file at the defaults'])
-    head.appendChild(el(doc, 'th', '', c));
+  const heads = ['rule', 'masks', 'at these thresholds', 'counted over', 'whole file at the defaults'];
+  for (const c of heads) head.appendChild(el(doc, 'th', '', c));
   table.appendChild(el(doc, 'thead', '')).appendChild(head);
   const cells = new Map<Rule, HTMLElement>();
   const body = el(doc, 'tbody', '');
   for (const r of RULES) {
     const tr = el(doc, 'tr', `mm-rule mm-rule-${r}`);
-    tr.title = RULE_FIGURES[r].source;
+    tr.title = ruleTip(r);
     const cell = el(doc, 'td', 'mm-frac');
     cells.set(r, cell);
     const sampled = r === 'tis' || r === 'icepop' || r === 'dppo';
@@ -230,6 +351,10 @@ function renderRules(doc: Document, m: DumpMismatch): HTMLElement {
       ),
       el(doc, 'td', '', pct(m.rules[r])),
     );
+    // Each cell names its column (`data-label`): a narrow panel lays a row out as labelled lines.
+    [...tr.children].forEach((c, k) => {
+      (c as HTMLElement).dataset.label = heads[k];
+    });
     body.appendChild(tr);
   }
   table.appendChild(body);
@@ -254,6 +379,7 @@ function renderRules(doc: Document, m: DumpMismatch): HTMLElement {
       update();
     });
     const item = el(doc, 'span', 'mm-slider');
+    item.title = ruleTip(s.rule);
     item.append(labelFor(doc, input.id, s.label), input, shown);
     controls.appendChild(item);
   }

@@ -15,8 +15,10 @@ export const LANE_PERCENTILE = 99;
 export const LANE_MIN_CLIP = 1e-3;
 
 /**
- * The clip of the scale: the nearest-rank `p`-th percentile of |d| over the non-null values (the
- * ceil(p/100·n)-th smallest), at least LANE_MIN_CLIP. One outlier or placeholder cannot set it.
+ * The clip of the scale: the nearest-rank `p`-th percentile of |d| over the n non-null values (the
+ * ceil(p/100·n)-th smallest), but never the largest alone (at most the (n−1)-th smallest when
+ * n ≥ 2: below 100 values the 99th percentile would be the maximum), at least LANE_MIN_CLIP. One
+ * outlier or placeholder cannot set it.
  */
 export function laneClip(d: readonly (number | null)[], p = LANE_PERCENTILE): number {
   const a = d
@@ -24,7 +26,8 @@ export function laneClip(d: readonly (number | null)[], p = LANE_PERCENTILE): nu
     .map(Math.abs)
     .sort((x, y) => x - y);
   if (!a.length) return LANE_MIN_CLIP;
-  return Math.max(LANE_MIN_CLIP, a[Math.max(0, Math.ceil((p / 100) * a.length) - 1)]);
+  const rank = Math.min(Math.ceil((p / 100) * a.length), Math.max(1, a.length - 1));
+  return Math.max(LANE_MIN_CLIP, a[Math.max(0, rank - 1)]);
 }
 
 /** Where d sits on the scale: d / clip, clamped to [-1, 1]. */
@@ -32,10 +35,17 @@ export function laneScale(d: number, clip: number): number {
   return Math.max(-1, Math.min(1, d / clip));
 }
 
-/** The CSS colour of a scale position: positive blue, negative red, transparent at 0. */
+/** The CSS colour of a scale position: positive in --el-pos (cyan), negative in --el-neg (purple), transparent at 0. */
 export function laneColour(t: number): string {
   const pct = Math.round(Math.abs(t) * 100);
   return `color-mix(in srgb, var(${t < 0 ? '--el-neg' : '--el-pos'}) ${pct}%, transparent)`;
+}
+
+/** A number in three significant digits (a turn's note beside its label, where room is short). */
+export function short(x: number | null | undefined): string {
+  if (x === null || x === undefined) return '—';
+  if (x === 0) return '0';
+  return Math.abs(x) < 1e-3 || Math.abs(x) >= 1e5 ? x.toExponential(1) : String(Number(x.toPrecision(3)));
 }
 
 /** A number shown with its precision kept for small values. */
@@ -113,7 +123,7 @@ function turnOf(v: DumpView, start: number): number | null {
   return i >= 0 && i < v.turn.length ? v.turn[i] : null;
 }
 
-/** The short note beside a turn's label on the strip: Σd and k3, each with its full tooltip. */
+/** The short note beside a turn's label on the strip: Σd and k3 to 3 digits, each with its full value and name in its tooltip. */
 export function turnNotes(doc: Document, v: DumpView): Map<number, HTMLElement> {
   const out = new Map<number, HTMLElement>();
   for (const u of v.mismatch?.turns ?? []) {
@@ -122,14 +132,16 @@ export function turnNotes(doc: Document, v: DumpView): Map<number, HTMLElement> 
     const note = el(doc, 'span', 'turn-mm');
     for (const k of ['log_ratio', 'k3'] as const) {
       const f = TURN_FIGURES[k];
-      const part = el(doc, 'span', `mm-${k}`, `${f.label} ${num(u[k])} ${f.unit}`);
-      part.title = f.tip;
+      const part = el(doc, 'span', `mm-${k}`, `${f.label} ${short(u[k])} ${f.unit}`);
+      part.title = `${f.tip}: ${num(u[k])} ${f.unit}`;
       note.appendChild(part);
     }
     out.set(turn, note);
   }
   return out;
 }
+
+const HEADS = ['turn', 'tokens', 'left out'];
 
 /** The table of every turn's figures; the max |d| cell shows its token. */
 export function renderTurnMismatch(doc: Document, v: DumpView, onToken: (i: number) => void): HTMLElement {
@@ -141,7 +153,7 @@ export function renderTurnMismatch(doc: Document, v: DumpView, onToken: (i: numb
   }
   const table = el(doc, 'table', 'mm-table');
   const head = el(doc, 'tr', '');
-  for (const t of ['turn', 'tokens', 'left out']) head.appendChild(el(doc, 'th', '', t));
+  for (const t of HEADS) head.appendChild(el(doc, 'th', '', t));
   for (const k of TURN_KEYS) {
     const th = el(doc, 'th', `mm-${k}`, `${TURN_FIGURES[k].label} (${TURN_FIGURES[k].unit})`);
     th.title = TURN_FIGURES[k].tip;
@@ -153,14 +165,20 @@ export function renderTurnMismatch(doc: Document, v: DumpView, onToken: (i: numb
     const turn = turnOf(v, u.start);
     const tr = el(doc, 'tr', 'mm-turn');
     const role = turn !== null && v.roles[turn] ? ` (${v.roles[turn]})` : '';
-    for (const c of [`${turn ?? '—'}${role}`, String(u.tokens), String(u.excluded)])
-      tr.appendChild(el(doc, 'td', '', c));
+    // Each cell names its column (`data-label`): a narrow panel lays a row out as labelled lines.
+    const cells = [`${turn ?? '—'}${role}`, String(u.tokens), String(u.excluded)];
+    cells.forEach((c, k) => {
+      tr.appendChild(el(doc, 'td', '', c)).dataset.label = HEADS[k];
+    });
     for (const k of TURN_KEYS) {
       const td = el(doc, 'td', `mm-${k}`, num(u[k]));
       td.title = TURN_FIGURES[k].tip;
+      td.dataset.label = `${TURN_FIGURES[k].label} (${TURN_FIGURES[k].unit})`;
       const at = u.abs_max_position;
       if (k === 'abs_max' && at !== null)
-        td.appendChild(linkButton(doc, '', `#${at}`, () => onToken(at - v.offset)));
+        td.appendChild(
+          linkButton(doc, '', `#${at}`, () => onToken(at - v.offset), 'show this token'),
+        ).classList.add('mm-at');
       tr.appendChild(td);
     }
     body.appendChild(tr);

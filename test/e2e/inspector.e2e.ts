@@ -15,6 +15,16 @@ import { after, before, describe, it } from 'node:test';
 import { type Browser, chromium, type Frame, type Page } from 'playwright-core';
 import { noTokenizer, pickTokenizer, settingChanges } from './owners-steps';
 import {
+  BIG_DUMP,
+  mismatchBigLane,
+  mismatchFileView,
+  mismatchLane,
+  mismatchSlider,
+  mismatchTokenDetail,
+  mismatchWidths,
+  mismatchWorst,
+} from './mismatch-steps';
+import {
   acceptDefault,
   answer,
   clickTreeRow,
@@ -740,6 +750,13 @@ describe('Episode Lab in code-server: sample, explore, inspect, debug the mask',
   step('20', 'a second inspector beside the first, then closed', ['19'], inspectorBeside);
   step('21', 'Train Agent, then Cancel Run: a clean stop', [], trainAndCancel);
   step('22', 'widths 1600 px and 400 px in both themes', ['14'], widths);
+  step('M1', 'mismatch: the lane of a NeMo-RL dump', [], mismatchLane);
+  step('M2', "mismatch: a token's detail and the per-turn figures", ['M1'], mismatchTokenDetail);
+  step('M3', 'mismatch: the file view', ['M1'], mismatchFileView);
+  step('M4', 'mismatch: a rule slider recomputes', ['M3'], mismatchSlider);
+  step('M5', 'mismatch: the worst sample opens at its worst token', ['M3'], mismatchWorst);
+  step('M6', 'mismatch: 1600 and 400 px, dark and light', ['M5'], mismatchWidths);
+  if (BIG_DUMP) step('M7', 'mismatch: the 1 GB dump’s first lane on screen (opt-in)', [], mismatchBigLane);
   step('T1', 'a dump with no tokenizer found: the picker, not checked, no tick', [], noTokenizer);
   step('T2', 'pick its tokenizer folder: header, coverage line, clean', ['T1'], pickTokenizer);
   step('T3', 'the tokenizer setting changes: the open file is read again', ['T1'], settingChanges);

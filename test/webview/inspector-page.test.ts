@@ -356,6 +356,80 @@ describe('the inspector page', () => {
     ]);
   });
 
+  test("the file view's worst sample opens at its worst token: held, the tab stop, its detail shown", async () => {
+    const p = await open();
+    const withLane = (record: number): DumpView => ({
+      ...dumpView(record),
+      lossMask: [0, 0, 1, 1],
+      samplerLogprobs: [null, null, -0.5, -1],
+      trainerLogprobs: [null, null, -0.4, -3],
+      mismatch: {
+        d: [null, null, 0.1, -2],
+        masks: [],
+        sampleMasks: [],
+        geoRatio: Math.exp(-0.95),
+        thresholds: { tis: 2, icepop: [0.5, 2], geo_seq: [0.99, 1.01], veto: [1e-4, 100], dppo: 0.2 },
+        turns: [],
+      },
+    });
+    const showDump = (record: number) => ({
+      type: 'showDump',
+      title: `f: sample ${record}`,
+      summary: dumpSummary(),
+      view: withLane(record),
+      sample: 0,
+      samples: 1,
+    });
+    p.send(showDump(1));
+    p.fresh();
+    p.click('#file-mismatch');
+    const [ask] = p.fresh();
+    assert.equal(ask.type, 'mismatch');
+    const points = { position: [3], d: [-2], sampler: [-1], trainer: [-3], advantage: [null] };
+    p.send({
+      type: 'mismatchResult',
+      requestId: ask.requestId,
+      result: {
+        file: dumpSummary().file,
+        format: 'nemo-rl',
+        records: 4,
+        cancelled: false,
+        tokens: 1,
+        trained: 1,
+        missing: 0,
+        notSampled: 0,
+        summary: {
+          k1: 2,
+          k3: Math.exp(-2) + 1,
+          abs_mean: 2,
+          abs_p50: 2,
+          abs_p99: 2,
+          abs_max: 2,
+          frac_abs_over: { '0.5': 1, '1': 1, '0.693': 1 },
+          mean_exp_abs: Math.exp(2),
+          chi2: Math.exp(-4) - 1,
+          ess: 1,
+        },
+        rules: { tis: 0, icepop: 1, geo_seq: 1, veto: 0, dppo: null },
+        thresholds: { tis: 2, icepop: [0.5, 2], geo_seq: [0.99, 1.01], veto: [1e-4, 100], dppo: 0.2 },
+        samples: { record: [3], tokens: [1], geoRatio: [Math.exp(-2)], minD: [-2], maxD: [-2] },
+        worst: [{ record: 3, absMax: 2, position: 3 }],
+        points,
+        seed: 1,
+      },
+    });
+    p.click('.mm-worst .link-button');
+    assert.deepEqual(p.fresh(), [{ type: 'dumpRecord', record: 3, position: 3 }]);
+    p.send(showDump(3));
+    assert.match(text(p, '.detail-box .detail') ?? '', /^token#3/);
+    assert.ok(
+      p.app.querySelector('.strip-box .chip[data-i="3"]')?.classList.contains('held'),
+      'the token is held',
+    );
+    // linkedom has no focus: the chip is the strip's one tab stop, as showToken leaves it.
+    assert.equal(p.app.querySelector('.strip-box .chip[tabindex="0"]')?.getAttribute('data-i'), '3');
+  });
+
   test('search, the finding keys and "show" hold a token: the pointer passing over others does not replace it', async () => {
     const p = await open();
     p.send({

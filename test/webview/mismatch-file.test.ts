@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { DumpMismatch } from '../../src/protocol/webview.js';
 import { renderFileMismatch } from '../../webview/dump.js';
-import { renderMismatchFile } from '../../webview/mismatch-file.js';
+import { renderMismatchFile, scatterPath } from '../../webview/mismatch-file.js';
 import { doc } from './fixtures.js';
 
 /** Four tokens (d = 0.1, −0.8, 1.2, 0.0) and three samples; every figure the test needs is written out. */
@@ -69,8 +69,23 @@ describe('the file view of a dump’s mismatch', () => {
   it('a worst sample opens at its worst token', () => {
     const opened: [number, number][] = [];
     const box = renderMismatchFile(doc(), answer(), { onOpen: (r, p) => opened.push([r, p]) });
-    (box.querySelector('.mm-worst button') as HTMLElement).click();
+    const link = box.querySelector('.mm-worst button') as HTMLElement;
+    // Numbered from 0, as the header's "sample N (of R, from 0)" and the CLI's `sample`.
+    assert.equal(link.textContent, 'sample 1: max |d| 1.2000 nats at token #7');
+    link.click();
     assert.deepEqual(opened, [[1, 7]]);
+  });
+
+  it("a scatter plot's path: one square per half-unit cell, points off the plot or not finite left out", () => {
+    const same = { offset: 0, slope: 1 };
+    // In a 20 x 10 box, cells are half units: (1, 1) and (1.2, 1) share the cell (2, 2); (1.3, 1.1)
+    // rounds to (3, 2); (10, 5) is inside; x = -1, x = 25 and NaN are off the plot.
+    const xs = [1, 1.2, 1.3, 10, -1, 25, Number.NaN];
+    const ys = [1, 1, 1.1, 5, 1, 1, 1];
+    const sq = (x: number, y: number) => `M${x} ${y}h1.6v1.6h-1.6z`;
+    assert.equal(scatterPath(xs, ys, same, same, 20, 10), sq(1, 1) + sq(1.5, 1) + sq(10, 5));
+    // The affine map applies before the snapping: x -> 2 + 3x, y -> 9 - 2y.
+    assert.equal(scatterPath([1], [2], { offset: 2, slope: 3 }, { offset: 9, slope: -2 }, 20, 10), sq(5, 5));
   });
 
   it('the two scatter plots carry every sampled token, and say they are a sample', () => {
@@ -82,7 +97,8 @@ describe('the file view of a dump’s mismatch', () => {
 
   it('the sliders recompute the fractions at once: token rules over the sample, sequence rules exactly', () => {
     const d = doc();
-    const box = renderMismatchFile(d, answer());
+    const m = answer();
+    const box = renderMismatchFile(d, m);
     d.body.appendChild(box);
     const frac = (r: string) => box.querySelector(`.mm-rule-${r} .mm-frac`)?.textContent;
     // r = e^0.1 = 1.105, e^−0.8 = 0.449, e^1.2 = 3.32, 1. TIS C = 2: one of 4. IcePop [0.5, 2]: two of 4.
@@ -111,6 +127,15 @@ describe('the file view of a dump’s mismatch', () => {
       box.querySelector('.mm-rule-tis td:last-child')?.textContent,
       '25.00 %',
       'the file’s figure stays',
+    );
+    // The page redrawn (another sample opened) with the same answer: the sliders keep their places.
+    const again = renderMismatchFile(d, m);
+    assert.equal((again.querySelector('#mm-tis') as HTMLInputElement).value, '1.05');
+    assert.equal(again.querySelector('.mm-rule-tis .mm-frac')?.textContent, '50.00 %');
+    assert.equal(
+      renderMismatchFile(d, answer()).querySelector('.mm-rule-tis .mm-frac')?.textContent,
+      '25.00 %',
+      'a new answer starts at its defaults',
     );
   });
 

@@ -93,6 +93,12 @@ describe('the mismatch lane', () => {
     // Without the clip (max |d| = 50) a 0.5 token would sit at 0.01 of the scale.
     assert.equal(laneClip([0.0001, -0.0002]), LANE_MIN_CLIP, 'never below the floor');
     assert.equal(laneClip([null]), LANE_MIN_CLIP);
+    // Below 100 values the nearest-rank p99 is the maximum: the clip stops at the second largest.
+    // 21 values: 0.01 .. 0.20 and one of 5 (rank ceil(0.99 · 21) = 21, capped at 20): 0.20.
+    const few: number[] = [];
+    for (let k = 1; k <= 20; k++) few.push(k % 2 ? k / 100 : -k / 100);
+    assert.equal(laneClip([...few, -5]), 0.2, 'one outlier among 21 does not set the clip');
+    assert.equal(laneClip([0.3]), 0.3, 'a single value is its own clip');
     assert.equal(laneColour(-1), 'color-mix(in srgb, var(--el-neg) 100%, transparent)');
     assert.equal(laneColour(0.25), 'color-mix(in srgb, var(--el-pos) 25%, transparent)');
   });
@@ -149,7 +155,11 @@ describe('the mismatch lane', () => {
     const note = page.querySelector('.turn[data-turn="1"] .turn-label .turn-mm');
     assert.ok(note, 'the trained turn has its note');
     // Σd over tokens 1..101: +0.01 − 0.02 + 0.03 − … − 1.00 = 50 pairs of −0.01 = −0.5, plus the outlier 50.
-    assert.match(note?.textContent ?? '', /Σd 49\.5000 nats/);
+    assert.match(note?.textContent ?? '', /Σd 49\.5 nats/);
+    assert.match(
+      note?.querySelector('.mm-log_ratio')?.getAttribute('title') ?? '',
+      /^log_ratio = .*: 49\.5000 nats$/,
+    );
     assert.equal(page.querySelector('.turn[data-turn="0"] .turn-mm'), null, 'no trained token, no note');
     const heads = [...page.querySelectorAll('.mm-table th')].map((th) => [
       th.textContent,

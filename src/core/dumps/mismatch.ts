@@ -50,27 +50,35 @@ export const SUMMARY_FIGURES = {
 } as const;
 export type SummaryFigure = keyof typeof SUMMARY_FIGURES;
 
-/** The correction rules, what fraction each reports, and where its default comes from. */
+/** The correction rules: what fraction each reports, where its default comes from, what the trainers log it as. */
 export const RULE_FIGURES = {
   tis: {
     of: 'tokens with r > C',
     source: 'SkyRL tis_ratio_type token, clip 2.0; slime --tis-clip 2.0; verl 2.0',
+    trainers:
+      'SkyRL tis_token_clip_high_ratio; slime tis_clipfrac; NeMo-RL truncated_importance_sampling_type tis; TRL token_truncate; OpenRLHF tis',
   },
   icepop: {
     of: 'tokens with r outside [low, high]',
     source: 'IcePop band [0.5, 2] (arcee-ai/NeMo-RL PR #24)',
+    trainers:
+      'NeMo-RL truncated_importance_sampling_type icepop; verl rollout correction "0.5_5.0"; TRL token_mask; OpenRLHF icepop',
   },
   geo_seq: {
     of: 'samples with exp(mean d) outside [low, high]',
     source: 'SkyRL geometric sequence mask [0.99, 1.01]',
+    trainers:
+      'SkyRL geo_sequence_mask_masked_ratio; verl rejection seq_mean_* (geometric); NeMo-RL and OpenRLHF seq-mask-tis; slime MIS geometric',
   },
   veto: {
     of: 'samples with any r < low or r > high',
     source: 'SkyRL outlier-token veto, slime catastrophic tokens: [1e-4, 100]',
+    trainers: 'slime catastrophic_seq_fraction (mis.py); SkyRL outlier_seq_masked_ratio',
   },
   dppo: {
     of: 'tokens with p_trainer − p_sampler > δ where A > 0, < −δ elsewhere',
     source: 'prime-rl default loss, dppo_mask_high and dppo_mask_low 0.2',
+    trainers: 'prime-rl is_masked (default loss)',
   },
 } as const;
 export type RuleFigure = keyof typeof RULE_FIGURES;

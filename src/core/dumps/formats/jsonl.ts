@@ -7,7 +7,7 @@ import * as v from 'valibot';
 import { ok } from '../../schema.js';
 import type { ChatMessage, DumpSample, LengthIssue, Read } from '../sample.js';
 import { lengthIssue, numbers, numbersOrNull, parse } from './fields.js';
-import { CARRIED_FIELDS, type DumpReader } from './reader.js';
+import { CARRIED_FIELDS, type RecordReader } from './reader.js';
 
 const Message = v.looseObject({ role: v.string() });
 const Jsonl = v.object({
@@ -57,10 +57,11 @@ function read(record: unknown, index: number): Read<DumpSample[]> {
 
 export const jsonl = {
   id: 'jsonl',
+  kind: 'records',
   label: 'token-level JSONL',
   source: "Episode Lab's documented format for any trainer (docs/formats.md)",
   fields: 'ids, loss_mask (and logprobs, trainer_logprobs, advantages, reward, messages)',
   detect: (record) => 'ids' in record && 'loss_mask' in record,
   read,
   carries: CARRIED_FIELDS,
-} as const satisfies DumpReader;
+} as const satisfies RecordReader;

@@ -233,5 +233,32 @@ function slimeSample(g: Getter, i: number, kind: string, step?: number): Read<Du
     reward,
     step,
     group,
+    truncated: truncatedOf(g),
+    weightVersions: versionsOf(g('weight_versions')),
   });
+}
+
+/**
+ * Whether the response was cut at the length limit: the train dumps' `truncated` (1/0, as slime's
+ * `_convert_samples_to_train_data` sets it from the status), else the rollout sample's `status`
+ * (`"truncated"`, Sample.Status.TRUNCATED's value); undefined when neither is there.
+ */
+function truncatedOf(g: Getter): boolean | undefined {
+  const t = scalarOf(g('truncated'));
+  if (t !== undefined) return t !== 0;
+  const status = g('status');
+  return typeof status === 'string' ? status === 'truncated' : undefined;
+}
+
+/** slime's `weight_versions` (one per generation turn, written as strings like "3") as numbers; undefined when absent or not numeric. */
+function versionsOf(v: PyValue | undefined): number[] | undefined {
+  const items = seq(v);
+  if (!items?.length) return undefined;
+  const out: number[] = [];
+  for (const x of items) {
+    const n = typeof x === 'string' ? (x.trim() ? Number(x) : Number.NaN) : scalarOf(x);
+    if (n === undefined || !Number.isFinite(n)) return undefined;
+    out.push(n);
+  }
+  return out;
 }

@@ -23,6 +23,9 @@ const Jsonl = v.object({
   step: v.optional(v.number()),
   group: v.optional(v.number()),
   episode: v.optional(v.union([v.string(), v.number()])),
+  truncated: v.optional(v.boolean()),
+  weight_version: v.optional(v.number()),
+  weight_versions: v.optional(numbers),
 });
 
 function read(record: unknown, index: number): Read<DumpSample[]> {
@@ -50,6 +53,8 @@ function read(record: unknown, index: number): Read<DumpSample[]> {
       messages: x.messages as ChatMessage[] | undefined,
       tools: x.tools,
       episode: x.episode,
+      truncated: x.truncated,
+      weightVersions: x.weight_versions ?? (x.weight_version === undefined ? undefined : [x.weight_version]),
       lengthIssues: issues,
     },
   ]);

@@ -116,6 +116,23 @@ export function guardFile<T>(name: string, f: () => Result<T, string>): Result<T
   }
 }
 
+/**
+ * A pickled format's two entry points from its reader of a byte source: `file(path)` (the file
+ * opened as a ByteSource) and `source(src)`, each `Result<lazy dump>` whose error is one line,
+ * anything thrown while reading included (`guardFile`).
+ */
+export function pickledReader(read: (src: ByteSource) => Result<PickledDump, string>): {
+  file: (path: string) => Result<PickledDump, string>;
+  source: (src: ByteSource) => Result<PickledDump, string>;
+} {
+  const source = (src: ByteSource) => guardFile(src.name, () => read(src));
+  const file = (path: string) => {
+    const src = openFile(path);
+    return src.ok ? source(src.value) : src;
+  };
+  return { file, source };
+}
+
 /** Open a file as a ByteSource, or the one-line reason why not. */
 export function openFile(path: string): Result<ByteSource, string> {
   try {

@@ -40,11 +40,10 @@ import {
 import { readTorchSource } from '../pickle/torch-zip.js';
 import type { DumpSample, Read, Rejection } from '../sample.js';
 import {
-  guardFile,
   makeDump,
-  openFile,
   type PickledDump,
   type PickledMeta,
+  pickledReader,
   placeResponse,
   scalarOf,
   vectorOf,
@@ -77,16 +76,12 @@ const INFO_KEYS = [
 /** One sample's values by key. */
 type Getter = (key: string) => PyValue | undefined;
 
+const reader = pickledReader(slimeDump);
 /** Read a slime/miles `--dump-details` file: Result<lazy dump>, the error one line naming what is wrong or refused. */
-export function readSlimeFile(file: string): Result<PickledDump, string> {
-  const src = openFile(file);
-  return src.ok ? readSlimeSource(src.value) : src;
-}
+export const readSlimeFile = reader.file;
 
 /** `readSlimeFile` on any byte source (its `name` is the dump's path). */
-export function readSlimeSource(src: ByteSource): Result<PickledDump, string> {
-  return guardFile(src.name, () => slimeDump(src));
-}
+export const readSlimeSource = reader.source;
 
 function slimeDump(src: ByteSource): Result<PickledDump, string> {
   const file = src.name;

@@ -4,9 +4,11 @@
  * - reopen: a flat run of `--steps` token-level JSONL steps (`--samples` x `--tokens` each) is read
  *   once (cold: every file linted, its index cached), then reopened `--trials` times (completed steps
  *   listed, every step summarised from the index cache, advisories computed). Goal: under 3 s.
- * - follow: a prime-rl token-export run is followed (followRun + scanStep, the core path of
- *   `lint RUN_DIR --follow`); each trial writes a step of `--step-mb` MB over 4 ranks, then its
- *   `STABLE` marker, and times marker -> summary ready. Goal: under 2 s for 256 MB.
+ * - follow: a prime-rl token-export run is followed (followRun, its rank files read as they grow
+ *   by RunTails, then scanStep at the marker: the core path of `lint RUN_DIR --follow`); each trial
+ *   writes a step of `--step-mb` MB over 4 ranks from another process, a record at a time, paced
+ *   over `--write-seconds` (a trainer writes its step during the step; 0: as fast as it can), then
+ *   its `STABLE` marker, and times marker -> summary ready. Goal: under 2 s for 256 MB.
  * - skyrl: a SkyRL `dump_data_batch` pickle of `--pickle-mb` MB is written from TypeScript in SkyRL's
  *   layout (the opcodes `pickle.dump` writes for a TrainingInputBatch since SkyRL #1379: STACK_GLOBAL
  *   `_rebuild_tensor_batch` and the class, the state dict with `batch_dict` of `{"format": "numpy",
@@ -15,11 +17,11 @@
  *   under 1 GB of memory (peak RSS of that process, Node itself included).
  *
  *   node --import tsx bench/runs.ts [--part reopen|follow|skyrl|all] [--trials 3]
- *     [--steps 200 --samples 32 --tokens 512] [--step-mb 256] [--pickle-mb 1024] [--keep]
+ *     [--steps 200 --samples 32 --tokens 512] [--step-mb 256 --write-seconds 60] [--pickle-mb 1024] [--keep]
  *
  * Prints each trial, the median, the machine's load (`uptime`'s 1-minute average) and cores.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -31,6 +33,7 @@ import { lintSample } from '../src/core/dumps/rules.js';
 import { listRun, type RunStep } from '../src/core/dumps/run-folder.js';
 import { advise } from '../src/core/dumps/run-health.js';
 import { scanStep } from '../src/core/dumps/step-scan.js';
+import { RunTails } from '../src/core/dumps/step-tail.js';
 import { Rng } from '../src/core/rng.js';
 
 const { values: args } = parseArgs({
@@ -41,9 +44,11 @@ const { values: args } = parseArgs({
     samples: { type: 'string', default: '32' },
     tokens: { type: 'string', default: '512' },
     'step-mb': { type: 'string', default: '256' },
+    'write-seconds': { type: 'string', default: '60' },
     'pickle-mb': { type: 'string', default: '1024' },
     keep: { type: 'boolean', default: false },
     'child-skyrl': { type: 'string' },
+    'child-write': { type: 'string' },
   },
 });
 
@@ -129,8 +134,15 @@ async function reopen(root: string) {
 
 // --- follow ------------------------------------------------------------------------------------
 
-/** Write one export step of about `bytes` over 4 ranks (records of T tokens), without its marker. */
-function writeExportStep(dir: string, step: number, bytes: number, rng: Rng): number {
+/** Write one export step of about `bytes` over 4 ranks (records of T tokens, appended one at a time), then its marker. */
+async function writeExportStep(
+  dir: string,
+  step: number,
+  bytes: number,
+  rng: Rng,
+  seconds: number,
+): Promise<number> {
+  const start = Date.now();
   const T = 4096;
   const stepDir = path.join(dir, 'token_exports', `step_${step}`);
   fs.mkdirSync(stepDir, { recursive: true });
@@ -154,9 +166,26 @@ function writeExportStep(dir: string, step: number, bytes: number, rng: Rng): nu
     const line = `{"schema_version":1,"step":${step},"rank":${rank},"env_name":"bench","token_ids":[${ids}],"loss_mask":[${mask}],"inference_logprobs":[${lp}],"trainer_logprobs":[${tlp}]}\n`;
     fs.writeSync(fds[rank], line);
     written += Buffer.byteLength(line);
+    // Paced: byte b lands no earlier than b/bytes of `seconds` after the start (0: as fast as possible).
+    const due = start + (written / bytes) * seconds * 1000;
+    await new Promise((r) => setTimeout(r, Math.max(0, due - Date.now())));
   }
   for (const fd of fds) fs.closeSync(fd);
+  fs.writeFileSync(path.join(stepDir, 'STABLE'), '');
   return written;
+}
+
+/** The writer process of the follow benchmark: `dir:step:bytes:seconds`; prints {bytes, markedAt (ms since the epoch)}. */
+async function childWrite(spec: string) {
+  const [dir, step, bytes, seconds] = spec.split(':');
+  const written = await writeExportStep(
+    dir,
+    Number(step),
+    Number(bytes),
+    new Rng(Number(step)),
+    Number(seconds),
+  );
+  console.log(JSON.stringify({ bytes: written, markedAt: Date.now() }));
 }
 
 async function follow(root: string) {
@@ -165,32 +194,44 @@ async function follow(root: string) {
   const bytes = Number(args['step-mb']) * 2 ** 20;
   const cache = new IndexCache(path.join(root, 'cache-live'));
   const ac = new AbortController();
-  const marked = new Map<number, number>();
   const ready: number[] = [];
-  let waiting: ((n: number) => void) | undefined;
+  let waiting: ((r: { doneAt: number; samples: number }) => void) | undefined;
+  const tails = new RunTails({ cache });
   const following = followRun(dir, {
     signal: ac.signal,
+    pending: (step) => tails.advance(step),
     onStep: async (step: RunStep) => {
-      const rep = await scanStep(step, { cache });
-      const ms = performance.now() - (marked.get(step.step) ?? Number.NaN);
+      const rep = await scanStep(step, { cache }, tails.take(step.step));
+      const doneAt = Date.now();
       if (rep.errors.length) throw new Error(rep.errors.join('; '));
-      ready.push(ms);
-      console.log(
-        `follow: step ${step.step}: ${rep.samples} samples, summary ready ${secs(ms)} after its marker`,
-      );
-      waiting?.(step.step);
+      waiting?.({ doneAt, samples: rep.samples });
     },
   });
-  const rng = new Rng(7);
   for (let s = 1; s <= trials; s++) {
-    const got = new Promise<number>((res) => {
+    const got = new Promise<{ doneAt: number; samples: number }>((res) => {
       waiting = res;
     });
-    const w = writeExportStep(dir, s, bytes, rng);
-    console.log(`follow: step ${s}: ${mb(w)} written over 4 ranks; marker now`);
-    marked.set(s, performance.now());
-    fs.writeFileSync(path.join(dir, 'token_exports', `step_${s}`, 'STABLE'), '');
-    await got;
+    // The trainer is another process: a child writes the ranks a record at a time, then the marker.
+    const child = spawn(process.execPath, [
+      '--import',
+      'tsx',
+      __filename,
+      '--child-write',
+      `${dir}:${s}:${bytes}:${Number(args['write-seconds'])}`,
+    ]);
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+    });
+    const code = await new Promise<number | null>((res) => child.on('exit', res));
+    if (code !== 0) throw new Error(`writer exited ${code}`);
+    const w = JSON.parse(out.trim().split('\n').pop() as string) as { bytes: number; markedAt: number };
+    const r = await got;
+    const ms = r.doneAt - w.markedAt;
+    ready.push(ms);
+    console.log(
+      `follow: step ${s}: ${mb(w.bytes)} (${r.samples} samples) written over 4 ranks by another process in ${args['write-seconds']} s; summary ready ${secs(ms)} after its marker`,
+    );
     fs.rmSync(path.join(dir, 'token_exports', `step_${s}`), { recursive: true, force: true });
   }
   ac.abort();
@@ -305,8 +346,8 @@ async function childSkyrl(file: string) {
 async function skyrl(root: string) {
   const target = Number(args['pickle-mb']) * 2 ** 20;
   const B = 512;
-  // 8+8 bytes per sequence column, 8+4+4+4+4 per response column (S/2 of them): 30 bytes per S.
-  const S = Math.max(64, Math.round(target / (30 * B)));
+  // 8+8 bytes per sequence column, 8+4+4+4+4 per response column (S/2 of them): 28 bytes per S.
+  const S = Math.max(64, Math.round(target / (28 * B)));
   const file = path.join(root, 'global_step_1_training_input.pkl');
   const t = performance.now();
   const size = writeSkyrlPickle(file, B, S);
@@ -333,6 +374,7 @@ async function skyrl(root: string) {
 
 async function main() {
   if (args['child-skyrl']) return childSkyrl(args['child-skyrl']);
+  if (args['child-write']) return childWrite(args['child-write']);
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'el-bench-runs-'));
   console.log(`bench/runs.ts ${new Date().toISOString()} — ${machine()}; files in ${root}`);
   try {

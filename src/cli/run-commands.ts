@@ -29,6 +29,7 @@ import {
   type SummarisedStep,
 } from '../core/dumps/run-health.js';
 import { type StepReport, type StepScanOptions, scanStep } from '../core/dumps/step-scan.js';
+import { RunTails } from '../core/dumps/step-tail.js';
 import { fail, ok, type Result } from '../core/schema.js';
 import { type OptionSpec, type OptionValues, UsageError } from './args.js';
 
@@ -180,8 +181,9 @@ export async function lintRunSteps(
   const history: SummarisedStep[] = [];
   const printed = new Set<string>();
   let code = 0;
+  const tails = new RunTails(opts);
   const onStep = async (step: RunStep) => {
-    const rep = await scanStep(step, opts);
+    const rep = await scanStep(step, opts, tails.take(step.step));
     if (opts.signal?.aborted) return;
     history.push({ step: rep.step, summary: rep.summary });
     const advisories = advise(history, settings.advise);
@@ -204,7 +206,7 @@ export async function lintRunSteps(
   const { signal: stop, release } = signal ? { signal, release: () => undefined } : interrupts();
   opts.signal = stop;
   try {
-    const r = await followRun(dir, { signal: stop, quietMs, onStep });
+    const r = await followRun(dir, { signal: stop, quietMs, onStep, pending: (s) => tails.advance(s) });
     if (!r.ok) {
       say(r.error);
       return 2;

@@ -20,6 +20,11 @@ export interface StepScanOptions extends LintOptions {
   maxFindings?: number;
 }
 
+/** A file read while it grew (step-tail.ts): its scan at the marker. */
+export interface GrownFile {
+  finish(): Promise<FileScan>;
+}
+
 /** What reading one data file found. */
 export interface FileScan extends Omit<FileLint, 'cancelled' | 'format'> {
   /** The format read (null: the file could not be read). */
@@ -89,15 +94,20 @@ export interface StepReport {
   errors: string[];
 }
 
-/** Read a complete step's files in order and summarise them. */
-export async function scanStep(step: RunStep, opts: StepScanOptions = {}): Promise<StepReport> {
+/** Read a complete step's files in order and summarise them; `tails`: files already read as they grew, by path. */
+export async function scanStep(
+  step: RunStep,
+  opts: StepScanOptions = {},
+  tails?: ReadonlyMap<string, GrownFile>,
+): Promise<StepReport> {
   const acc = new StepSummaryAccumulator();
   const files: FileScan[] = [];
   const findings: StepReport['findings'] = [];
   const errors: string[] = [];
   for (const file of step.files) {
     if (opts.signal?.aborted) break;
-    const f = await scanDumpFile(file, opts);
+    const tail = tails?.get(file);
+    const f = tail ? await tail.finish() : await scanDumpFile(file, opts);
     files.push(f);
     if (f.error) errors.push(f.error);
     for (const rej of f.rejections.slice(0, 10)) errors.push(`${file}: ${describeRejection(rej)}`);

@@ -8,6 +8,7 @@ import {
   DUMP_READERS,
   type DumpTokenizer,
   describeRejection,
+  type FileLint,
   type Finding,
   findTokenizerBeside,
   type LintFileReport,
@@ -18,9 +19,18 @@ import {
   RULES,
   type RuleId,
 } from '../core/dumps/index.js';
+import { RUN_WATCH_DEFAULTS } from '../core/dumps/run-folder.js';
+import type { Advisory } from '../core/dumps/run-health.js';
 import { parse } from '../core/schema.js';
 import { type Command, type OptionValues, suggest, UsageError } from './args.js';
-import { expandRunFolders, lintRunSteps, RUN_LINT_OPTIONS } from './run-commands.js';
+import {
+  adviseOption,
+  advisoryLines,
+  isFolder,
+  lintRunSteps,
+  RUN_LINT_OPTIONS,
+  scanRunOnce,
+} from './run-commands.js';
 
 /** The `--format` choices: `auto` (detect from the first record), then every registered format. */
 export const LINT_FORMATS = ['auto', ...DUMP_FORMATS] as const;
@@ -112,7 +122,7 @@ export const lintCommand: Command = {
     json: {
       type: 'boolean',
       default: false,
-      help: 'print {"files": [{path, format, samples, tokenizer, owners, ends, notes, findings}]}',
+      help: 'print {"files": [{path, format, samples, tokenizer, owners, ends, notes, findings}], "runs": [{path, steps, advisories}] (run folders only)}',
     },
     ...RUN_LINT_OPTIONS,
   },
@@ -143,18 +153,79 @@ export async function runLint(
   const logprobGap = o.logprobGap as number;
   const templateKwargs = parseTemplateKwargs(o.templateKwargs as string | undefined);
   const allowUnknownOwners = o.allowUnknownOwners === true;
-  if (o.follow || o.jsonLines)
-    return lintRunSteps(
-      files,
-      { rules, tok: given, logprobGap, format, templateKwargs, allowUnknownOwners },
-      o,
-      io,
-    );
-  const run = await expandRunFolders(files, o, (e) => io.err(`episode-lab lint: ${e}\n`));
+  const advise = adviseOption(o);
+  const settings = { rules, tok: given, logprobGap, format, templateKwargs, allowUnknownOwners, advise };
+  if (o.follow || o.jsonLines) return lintRunSteps(files, settings, o, io);
   const reports: LintFileReport[] = [];
+  const runs: RunReport[] = [];
   const out: string[] = [];
-  let unreadable = run.failed;
-  for (const file of run.files) {
+  let unreadable = false;
+  const say = (e: string) => io.err(`episode-lab lint: ${e}\n`);
+  /** One read file into the report and the text; false when it could not be read or has bad lines. */
+  const add = (
+    file: string,
+    f: FileRead | { error: string },
+    tokNote: string,
+    tokenizer: string | null,
+  ): boolean => {
+    if ('error' in f) {
+      reports.push({
+        path: file,
+        format: null,
+        samples: 0,
+        tokenizer,
+        owners: null,
+        ends: [],
+        notes: [],
+        findings: [],
+        error: f.error,
+      });
+      say(f.error);
+      return false;
+    }
+    for (const rej of f.rejections.slice(0, 10)) say(`${file}: ${describeRejection(rej)}`);
+    if (f.rejections.length > 10) say(`${file}: ${f.rejections.length - 10} more bad lines`);
+    const c = f.coverage;
+    reports.push({
+      path: file,
+      format: f.format,
+      samples: f.samples,
+      tokenizer: c.tokenizer,
+      owners: c.owners,
+      ends: c.ends,
+      notes: c.notes,
+      findings: [...f.fileFindings, ...f.findings],
+    });
+    out.push(`${file}: ${f.format}, ${f.samples} samples${tokNote ? `, ${tokNote}` : ''}`);
+    out.push(`  ${coverageLine(c)}`);
+    for (const n of c.notes) out.push(`  note: ${n}`);
+    out.push(...findingLines(f.findings, f.fileFindings, f.samples));
+    return f.rejections.length === 0;
+  };
+  for (const file of files) {
+    if (isFolder(file)) {
+      const r = await scanRunOnce(file, settings, Number(o.quietMs ?? RUN_WATCH_DEFAULTS.quietMs), say);
+      if (!r.ok) {
+        say(r.error);
+        unreadable = true;
+        continue;
+      }
+      for (const f of r.value.steps.flatMap((s) => s.files)) {
+        const read =
+          f.error || f.format === null
+            ? { error: f.error ?? `${f.path}: unreadable` }
+            : { ...f, format: f.format };
+        if (!add(f.path, read, f.cached ? 'from the index cache' : '', f.coverage?.tokenizer ?? null))
+          unreadable = true;
+      }
+      const { steps, advisories } = r.value;
+      runs.push({ path: file, steps: steps.map((s) => s.step), advisories });
+      out.push(
+        `${file}: run of ${steps.length} completed steps (${steps[0].step}-${steps[steps.length - 1].step})`,
+      );
+      out.push(...advisoryLines(advisories));
+      continue;
+    }
     let tok = given;
     let tokNote = given ? `tokenizer ${given.source}` : '';
     let missing: string | undefined;
@@ -178,50 +249,25 @@ export async function runLint(
       allowUnknownOwners,
       noTokenizerWhy: missing,
     });
-    if (!r.ok) {
-      unreadable = true;
-      reports.push({
-        path: file,
-        format: null,
-        samples: 0,
-        tokenizer: tok?.source ?? null,
-        owners: null,
-        ends: [],
-        notes: [],
-        findings: [],
-        error: r.error,
-      });
-      io.err(`episode-lab lint: ${r.error}\n`);
-      continue;
-    }
-    const f = r.value;
-    if (f.rejections.length) {
-      unreadable = true;
-      for (const rej of f.rejections.slice(0, 10))
-        io.err(`episode-lab lint: ${file}: ${describeRejection(rej)}\n`);
-      if (f.rejections.length > 10)
-        io.err(`episode-lab lint: ${file}: ${f.rejections.length - 10} more bad lines\n`);
-    }
-    const findings: LintFinding[] = [...f.fileFindings, ...f.findings];
-    reports.push({
-      path: file,
-      format: f.format,
-      samples: f.samples,
-      tokenizer: f.coverage.tokenizer,
-      owners: f.coverage.owners,
-      ends: f.coverage.ends,
-      notes: f.coverage.notes,
-      findings,
-    });
-    out.push(`${file}: ${f.format}, ${f.samples} samples, ${tokNote}`);
-    out.push(`  ${coverageLine(f.coverage)}`);
-    for (const n of f.coverage.notes) out.push(`  note: ${n}`);
-    out.push(...findingLines(f.findings, f.fileFindings, f.samples));
+    if (!add(file, r.ok ? r.value : { error: r.error }, tokNote, tok?.source ?? null)) unreadable = true;
   }
-  if (o.json) io.out(`${JSON.stringify({ files: reports })}\n`);
+  if (o.json) io.out(`${JSON.stringify(runs.length ? { files: reports, runs } : { files: reports })}\n`);
   else if (out.length) io.out(`${out.join('\n')}\n`);
   if (unreadable) return 2;
   return reports.some((r) => r.findings.length) ? 1 : 0;
+}
+
+/** What one read file gives the report: `lintFile`'s lint, or a run step's file scan. */
+type FileRead = Pick<
+  FileLint,
+  'format' | 'samples' | 'findings' | 'fileFindings' | 'rejections' | 'coverage'
+>;
+
+/** A run's advisories in `lint --json`: the folder, its completed steps, the advisories over them. */
+interface RunReport {
+  path: string;
+  steps: number[];
+  advisories: Advisory[];
 }
 
 /** The text of a file's findings: whole-file findings in full, then one line per rule, then the count. */

@@ -764,9 +764,9 @@ export class Commands {
     let file = uri?.fsPath;
     if (!file) {
       const picked = await vscode.window.showOpenDialog({
-        title: 'Open a dump file (NeMo-RL, prime-rl, Episode Lab, token-level JSONL)',
+        title: 'Open a dump file (NeMo-RL, prime-rl, Episode Lab, token-level JSONL, SkyRL, slime)',
         canSelectMany: false,
-        filters: { 'JSON lines': ['jsonl'], 'All files': ['*'] },
+        filters: { 'Dump files': ['jsonl', 'pkl', 'pt'], 'All files': ['*'] },
       });
       file = picked?.[0]?.fsPath;
     }

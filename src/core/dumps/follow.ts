@@ -11,6 +11,11 @@ export interface FollowOptions extends RunWatchOptions {
   signal?: AbortSignal;
   /** How often the folder is looked at, in ms (default 500). */
   pollMs?: number;
+  /**
+   * Called after each look, for each step that waits for its completion marker (awaited before the
+   * next look): the place to read its files as they grow (step-tail.ts). Never a reason to report it.
+   */
+  pending?: (step: RunStep) => void | Promise<void>;
 }
 
 export const FOLLOW_POLL_MS = 500;
@@ -50,6 +55,9 @@ export async function* followSteps(
       yield s;
       if (opts.signal?.aborted) break;
     }
+    if (opts.pending)
+      for (const s of r.value)
+        if (!s.complete && s.waiting === 'marker' && !opts.signal?.aborted) await opts.pending(s);
     await pause(pollMs, opts.signal);
   }
   return ok(undefined);

@@ -2,6 +2,7 @@
 export { type CheckOptions, type Hit, type SampleContext, sampleContext } from './checks/context.js';
 export { type LogprobPairs, logprobPairs, medianOf } from './checks/logprobs.js';
 export * from './coverage.js';
+export * from './dump-file.js';
 export * from './formats/index.js';
 export * from './hf-tokenizer.js';
 export * from './lines.js';

@@ -12,6 +12,8 @@ export interface Line {
   /** Length of the line in bytes, without its `\n` (and `\r`). */
   bytes: number;
   text: string;
+  /** Byte offset just past the line's `\n` (the file's size for a last line without one). */
+  end: number;
 }
 
 export interface ScanHooks {
@@ -23,22 +25,35 @@ export interface ScanHooks {
   chunkBytes?: number;
 }
 
+/** Where `readLines` starts and stops: for reading a growing file a piece at a time. */
+export interface LineRange {
+  /** Byte offset of a line's start to begin at (default 0); `index` counts from `firstIndex`. */
+  start?: number;
+  firstIndex?: number;
+  /** Leave out a last line without its `\n` (one still being written). */
+  completeOnly?: boolean;
+}
+
 /** Async iterator over a file's lines with byte offsets: yields Line, one at a time, in order. */
-export async function* readLines(path: string, hooks: ScanHooks = {}): AsyncGenerator<Line> {
+export async function* readLines(
+  path: string,
+  hooks: ScanHooks = {},
+  range: LineRange = {},
+): AsyncGenerator<Line> {
   const total = fs.statSync(path).size;
   const fd = await fs.promises.open(path, 'r');
   const chunk = Buffer.allocUnsafe(hooks.chunkBytes ?? 1 << 20);
   let parts: Buffer[] = [];
   let partBytes = 0;
-  let lineStart = 0;
-  let pos = 0;
-  let index = 0;
-  const take = (tail: Buffer): Line => {
+  let lineStart = range.start ?? 0;
+  let pos = lineStart;
+  let index = range.firstIndex ?? 0;
+  const take = (tail: Buffer, end: number): Line => {
     let buf = parts.length ? Buffer.concat([...parts, tail]) : tail;
     if (buf.length && buf[buf.length - 1] === 0x0d) buf = buf.subarray(0, buf.length - 1);
     let text = buf.toString('utf8');
     if (index === 0 && text.charCodeAt(0) === 0xfeff) text = text.slice(1); // a UTF-8 byte-order mark
-    const line = { index: index++, offset: lineStart, bytes: buf.length, text };
+    const line = { index: index++, offset: lineStart, bytes: buf.length, text, end };
     parts = [];
     partBytes = 0;
     return line;
@@ -53,7 +68,7 @@ export async function* readLines(path: string, hooks: ScanHooks = {}): AsyncGene
       for (;;) {
         const nl = data.indexOf(0x0a, from);
         if (nl < 0) break;
-        const line = take(data.subarray(from, nl));
+        const line = take(data.subarray(from, nl), pos + nl + 1);
         lineStart = pos + nl + 1;
         from = nl + 1;
         yield line;
@@ -66,7 +81,7 @@ export async function* readLines(path: string, hooks: ScanHooks = {}): AsyncGene
       pos += bytesRead;
       hooks.onProgress?.(pos, total);
     }
-    if (partBytes > 0) yield take(Buffer.alloc(0));
+    if (partBytes > 0 && !range.completeOnly) yield take(Buffer.alloc(0), pos);
   } finally {
     await fd.close();
   }

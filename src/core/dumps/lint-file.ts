@@ -1,10 +1,12 @@
 /**
- * Lint a whole dump file, streaming: one line in memory at a time, with progress and cancel.
+ * Lint a whole dump file, streaming: one record (a JSONL line, or one sample of a whole-file
+ * format) in memory at a time, with progress and cancel.
  */
 import { emptyCoverage, type FileCoverage, type FileFinding } from './coverage.js';
-import { type DumpFormat, detectLineFormat, parseRecord } from './formats/index.js';
+import { type FileRecord, openDumpFile, type RecordLocation, readRecordAt } from './dump-file.js';
+import type { DumpFormat } from './formats/index.js';
 import type { DumpTokenizer } from './hf-tokenizer.js';
-import { type Line, readLineAt, readLines, type ScanHooks } from './lines.js';
+import type { ScanHooks } from './lines.js';
 import { type OwnerSource, type Owners, readerFor } from './owners.js';
 import { type Finding, type LintOptions, lintSample, RULE_TABLE, type RuleId } from './rules.js';
 import { type DumpSample, describeRejection, type Rejection } from './sample.js';
@@ -14,7 +16,7 @@ import { outOfVocabulary, tokenizerMisfit } from './tokenizer-fit.js';
 export interface FileLint {
   path: string;
   format: DumpFormat;
-  /** Records (non-blank lines) read. */
+  /** Records read (non-blank lines; a whole-file format's samples). */
   samples: number;
   findings: Finding[];
   /** Lines that are not records of the format (line, field, expected vs found). */
@@ -30,8 +32,8 @@ export interface FileLint {
 
 export interface LintFileOptions extends LintOptions, ScanHooks {
   format?: DumpFormat | 'auto';
-  /** Called for every sample after it is linted (the viewer's hook), with its line and its owners. */
-  onSample?: (sample: DumpSample, findings: Finding[], at: { line: Line; owners: Owners }) => void;
+  /** Called for every sample after it is linted (the viewer's hook), with where its record is and its owners. */
+  onSample?: (sample: DumpSample, findings: Finding[], at: { line: RecordLocation; owners: Owners }) => void;
   /** Stop keeping findings after this many (they are still counted in `samples`); default 100000. */
   maxFindings?: number;
   /** Say owners-unknown as a note, not a finding (for users who want only the id-level rules). */
@@ -40,76 +42,126 @@ export interface LintFileOptions extends LintOptions, ScanHooks {
   noTokenizerWhy?: string;
 }
 
-/** Lint a JSONL dump file: Result-like `{ok, value: FileLint}` or `{ok: false, error}` when unreadable. */
+/**
+ * Lints a file's records one at a time (`add`, in file order) and gives the file's lint (`finish`):
+ * what `lintFile` does over a whole file, and a growing file's reader does a piece at a time.
+ * The first sample decides whether the tokenizer fits the ids (later ids outside its vocabulary are
+ * a misfit too); on a misfit one `tokenizer-mismatch` file finding replaces the rules that need
+ * owners or token texts. `finish` adds `owners-unknown` (or its note) when some sample's owners
+ * came from the mask alone.
+ */
+export class FileLinter {
+  private readonly out: FileLint;
+  private readonly sources = new Set<OwnerSource>();
+  private readonly lastTurn = new Map<string | number, DumpSample>();
+  private readonly maxFindings: number;
+  private readonly notes = new Map<string, number>();
+  /** Unknown owners: samples, and the first reason. */
+  private readonly unknown = { samples: 0, why: '' };
+  private fit: { checked: boolean; misfit?: string };
+  private sampleOpts: LintFileOptions;
+
+  constructor(
+    path: string,
+    format: DumpFormat,
+    private readonly opts: LintFileOptions = {},
+  ) {
+    this.out = { ...emptyFileLint(path, format), coverage: coverageOf(opts.tok, opts) };
+    this.maxFindings = opts.maxFindings ?? 100_000;
+    this.fit = { checked: !opts.tok };
+    this.sampleOpts = opts;
+  }
+
+  /** Records added so far. */
+  get samples(): number {
+    return this.out.samples;
+  }
+
+  /** Lint one record (its samples, or its rejection), calling `onSample` on each sample. */
+  add(rec: FileRecord): void {
+    const out = this.out;
+    out.samples++;
+    const r = rec.samples;
+    if (!r.ok) {
+      out.rejections.push(r.error);
+      return;
+    }
+    const at = { index: rec.index, offset: rec.offset, bytes: rec.bytes };
+    for (const sample of r.value) {
+      if (sample.episode !== undefined && !sample.previous) {
+        const prev = this.lastTurn.get(sample.episode);
+        if (prev) sample.previous = { offset: 0, ids: prev.ids, part: `line ${prev.record + 1}` };
+        this.lastTurn.delete(sample.episode);
+        this.lastTurn.set(sample.episode, sample);
+        if (this.lastTurn.size > 10_000)
+          this.lastTurn.delete(this.lastTurn.keys().next().value as string | number);
+      }
+      this.checkFit(sample);
+      const { findings, owners, notes: said } = lintSample(sample, this.sampleOpts);
+      this.sources.add(owners.source);
+      if (owners.source === 'mask') {
+        this.unknown.samples++;
+        this.unknown.why ||= owners.why ?? '';
+      }
+      for (const n of said) this.notes.set(n, (this.notes.get(n) ?? 0) + 1);
+      for (const f of findings) if (out.findings.length < this.maxFindings) out.findings.push(f);
+      this.opts.onSample?.(sample, findings, { line: at, owners });
+    }
+  }
+
+  /** On the first sample (and on any later one with ids outside the vocabulary): does the tokenizer fit? */
+  private checkFit(sample: DumpSample): void {
+    const tok = this.sampleOpts.tok;
+    if (!tok || (this.fit.checked && !outOfVocabulary(sample.ids, tok))) return;
+    const kwargs = { ...this.opts.templateKwargs, ...sample.templateKwargs };
+    const misfit = tokenizerMisfit(sample.ids, tok, readerFor(tok, kwargs));
+    this.fit = { checked: true, misfit };
+    if (!misfit) return;
+    this.out.fileFindings.push({
+      rule: 'tokenizer-mismatch',
+      message: `the ids of record ${sample.record} do not fit the tokenizer ${tok.source}: ${misfit}; the rules that need owners or token texts are not run (give the model's own tokenizer: --tokenizer DIR, or the one beside the file)`,
+    });
+    this.sampleOpts = { ...this.opts, tok: undefined };
+  }
+
+  /** The file's lint so far (`cancelled` from the options' signal), its coverage finished. */
+  finish(): FileLint {
+    const out: FileLint = {
+      ...this.out,
+      findings: [...this.out.findings],
+      fileFindings: [...this.out.fileFindings],
+      coverage: structuredClone(this.out.coverage),
+      cancelled: this.opts.signal?.aborted ?? false,
+      ownerSources: [...this.sources],
+    };
+    finishCoverage(out, this.opts, {
+      notes: this.notes,
+      unknown: this.unknown,
+      misfit: this.fit.misfit !== undefined,
+    });
+    return out;
+  }
+}
+
+/**
+ * Lint a dump file (any registered format, detected by content unless `format` is given): Result-like
+ * `{ok, value: FileLint}` or `{ok: false, error}` (one line) when unreadable.
+ */
 export async function lintFile(
   path: string,
   opts: LintFileOptions = {},
 ): Promise<{ ok: true; value: FileLint } | { ok: false; error: string }> {
-  let format: DumpFormat | undefined = opts.format && opts.format !== 'auto' ? opts.format : undefined;
-  const out: FileLint = { ...emptyFileLint(path, format ?? 'jsonl'), coverage: coverageOf(opts.tok, opts) };
-  const sources = new Set<OwnerSource>();
-  const lastTurn = new Map<string | number, DumpSample>();
-  const maxFindings = opts.maxFindings ?? 100_000;
-  const notes = new Map<string, number>();
-  /** Unknown owners: samples, and the first reason. */
-  const unknown = { samples: 0, why: '' };
-  let fit: { checked: boolean; misfit?: string } = { checked: !opts.tok };
-  let sampleOpts: LintFileOptions = opts;
+  const opened = await openDumpFile(path, opts.format ?? 'auto');
+  if (!opened.ok) return opened;
+  const linter = new FileLinter(path, opened.value.format, opts);
   try {
-    for await (const line of readLines(path, opts)) {
-      if (line.text.trim() === '') continue;
-      if (!format) {
-        const d = detectLineFormat(line.text, line.index);
-        if (!d.ok) return { ok: false, error: `${path}: ${d.error}` };
-        format = d.value;
-        out.format = format;
-      }
-      out.samples++;
-      const r = parseRecord(format, line.text, line.index);
-      if (!r.ok) {
-        out.rejections.push(r.error);
-        continue;
-      }
-      for (const sample of r.value) {
-        if (sample.episode !== undefined && !sample.previous) {
-          const prev = lastTurn.get(sample.episode);
-          if (prev) sample.previous = { offset: 0, ids: prev.ids, part: `line ${prev.record + 1}` };
-          lastTurn.delete(sample.episode);
-          lastTurn.set(sample.episode, sample);
-          if (lastTurn.size > 10_000) lastTurn.delete(lastTurn.keys().next().value as string | number);
-        }
-        if (sampleOpts.tok && (!fit.checked || outOfVocabulary(sample.ids, sampleOpts.tok))) {
-          // Decided on the first sample; ids outside the vocabulary later on are a misfit too.
-          const kwargs = { ...opts.templateKwargs, ...sample.templateKwargs };
-          const misfit = tokenizerMisfit(sample.ids, sampleOpts.tok, readerFor(sampleOpts.tok, kwargs));
-          fit = { checked: true, misfit };
-          if (misfit) {
-            out.fileFindings.push({
-              rule: 'tokenizer-mismatch',
-              message: `the ids of record ${sample.record} do not fit the tokenizer ${sampleOpts.tok.source}: ${misfit}; the rules that need owners or token texts are not run (give the model's own tokenizer: --tokenizer DIR, or the one beside the file)`,
-            });
-            sampleOpts = { ...opts, tok: undefined };
-          }
-        }
-        const { findings, owners, notes: said } = lintSample(sample, sampleOpts);
-        sources.add(owners.source);
-        if (owners.source === 'mask') {
-          unknown.samples++;
-          unknown.why ||= owners.why ?? '';
-        }
-        for (const n of said) notes.set(n, (notes.get(n) ?? 0) + 1);
-        for (const f of findings) if (out.findings.length < maxFindings) out.findings.push(f);
-        opts.onSample?.(sample, findings, { line, owners });
-      }
-    }
+    for await (const rec of opened.value.records(opts)) linter.add(rec);
   } catch (e) {
     return { ok: false, error: `${path}: ${(e as Error).message}` };
   }
-  if (!format) return { ok: false, error: `${path}: no records (the file is empty)` };
-  out.cancelled = opts.signal?.aborted ?? false;
-  out.ownerSources = [...sources];
-  finishCoverage(out, opts, { notes, unknown, misfit: fit.misfit !== undefined });
-  return { ok: true, value: out };
+  if (linter.samples === 0 && !opts.signal?.aborted)
+    return { ok: false, error: `${path}: no records (the file is empty)` };
+  return { ok: true, value: linter.finish() };
 }
 
 /** A file's lint before any record is read: nothing found, owners unknown. */
@@ -180,15 +232,4 @@ function finishCoverage(
   else out.fileFindings.push({ rule: 'owners-unknown', message });
 }
 
-/** Read one record by its byte offset and length (from indexLines): `Result<samples [S]>`, for viewers. */
-export async function readRecordAt(
-  path: string,
-  format: DumpFormat,
-  index: number,
-  offset: number,
-  bytes: number,
-): Promise<ReturnType<typeof parseRecord>> {
-  return parseRecord(format, await readLineAt(path, offset, bytes), index);
-}
-
-export { describeRejection };
+export { describeRejection, readRecordAt };

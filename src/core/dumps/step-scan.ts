@@ -23,6 +23,11 @@ export interface StepScanOptions extends LintOptions {
   allowUnknownOwners?: boolean;
 }
 
+/** A file read while it grew (step-tail.ts): its scan at the marker. */
+export interface GrownFile {
+  finish(): Promise<FileScan>;
+}
+
 /** What reading one data file found. */
 export interface FileScan extends Omit<FileLint, 'cancelled' | 'format'> {
   /** The format read (null: the file could not be read). */
@@ -109,8 +114,12 @@ export interface StepReport {
   errors: string[];
 }
 
-/** Read a complete step's files in order and summarise them. */
-export async function scanStep(step: RunStep, opts: StepScanOptions = {}): Promise<StepReport> {
+/** Read a complete step's files in order and summarise them; `tails`: files already read as they grew, by path. */
+export async function scanStep(
+  step: RunStep,
+  opts: StepScanOptions = {},
+  tails?: ReadonlyMap<string, GrownFile>,
+): Promise<StepReport> {
   const acc = new StepSummaryAccumulator();
   const files: FileScan[] = [];
   const findings: StepReport['findings'] = [];
@@ -118,13 +127,14 @@ export async function scanStep(step: RunStep, opts: StepScanOptions = {}): Promi
   const errors: string[] = [];
   for (const file of step.files) {
     if (opts.signal?.aborted) break;
-    const f = await scanDumpFile(file, opts);
+    const tail = tails?.get(file);
+    const f = tail ? await tail.finish() : await scanDumpFile(file, opts);
     files.push(f);
     if (f.error) errors.push(f.error);
     for (const rej of f.rejections.slice(0, 10)) errors.push(`${file}: ${describeRejection(rej)}`);
     if (f.rejections.length > 10) errors.push(`${file}: ${f.rejections.length - 10} more bad lines`);
-    for (const x of f.facts) acc.add(x);
-    acc.addFindings(f.findings);
+    for (const x of f.facts) acc.add(x, file);
+    acc.addFindings(f.findings, file);
     for (const x of f.findings) findings.push({ path: file, ...x });
     for (const x of f.fileFindings) fileFindings.push({ path: file, ...x });
   }

@@ -34,7 +34,7 @@ const tokenizers = new Map<string, DumpTokenizer>();
 const fileFindings = new Map<string, Map<number, Finding[]>>();
 
 /** The tokenizer a job names, or the one beside the file, or none; `note` says which and why. */
-function tokenizerFor(file: string, dir: string | null): { tok?: DumpTokenizer; error?: string } {
+export function tokenizerFor(file: string, dir: string | null): { tok?: DumpTokenizer; error?: string } {
   const where = dir ?? findTokenizerBeside(file);
   if (!where) return {};
   const key = path.resolve(where);

@@ -84,14 +84,33 @@ function advisoriesPanel(
   return box;
 }
 
-/** The charts: the findings per rule, then each figure some step records. */
+/** Why a figure has no value in any step (shown in its place). */
+const MISSING: Record<string, string> = {
+  truncated:
+    'not known in these steps: the dump records no truncation and no chat template shows it (give a tokenizer)',
+  reward: 'no sample records a reward',
+  zero_std: 'no step records groups with two rewarded samples',
+};
+
+/**
+ * The charts: the findings per rule, then each figure; a figure no step records is a note in its
+ * place (mixed weight versions, and the mismatch without both log-probs, are left out instead).
+ */
 function chartsGrid(doc: Document, run: RunStateMsg, pick: (step: number) => void): HTMLElement {
   const grid = el(doc, 'div', 'charts run-charts');
   const rows = run.steps;
-  const specs = [findingsFigure(rows), ...FIGURES].filter(
-    (f) => f.id === 'findings' || f.series.some((s) => rows.some((r) => s.value(r) !== null)),
-  );
-  for (const spec of specs) grid.appendChild(renderStepChart(doc, spec, rows, pick));
+  for (const spec of [findingsFigure(rows), ...FIGURES]) {
+    const known = spec.id === 'findings' || spec.series.some((s) => rows.some((r) => s.value(r) !== null));
+    if (known) grid.appendChild(renderStepChart(doc, spec, rows, pick));
+    else if (MISSING[spec.id]) {
+      const fig = el(doc, 'figure', 'chart run-chart missing');
+      fig.dataset.figure = spec.id;
+      const cap = el(doc, 'figcaption', 'run-chart-title', spec.title);
+      cap.title = spec.about;
+      fig.append(cap, el(doc, 'p', 'muted', MISSING[spec.id]));
+      grid.appendChild(fig);
+    }
+  }
   return grid;
 }
 

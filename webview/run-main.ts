@@ -96,12 +96,19 @@ const MISSING: Record<string, string> = {
  * The charts: the findings per rule, then each figure; a figure no step records is a note in its
  * place (mixed weight versions, and the mismatch without both log-probs, are left out instead).
  */
-function chartsGrid(doc: Document, run: RunStateMsg, pick: (step: number) => void): HTMLElement {
+function chartsGrid(
+  doc: Document,
+  run: RunStateMsg,
+  pick: (step: number) => void,
+  width: number,
+): HTMLElement {
   const grid = el(doc, 'div', 'charts run-charts');
+  // Drawn at the width a chart gets (one column below ~800 px), so its text keeps its size.
+  const size = { width, height: Math.round(Math.min(230, Math.max(180, width * 0.45))) };
   const rows = run.steps;
   for (const spec of [findingsFigure(rows), ...FIGURES]) {
     const known = spec.id === 'findings' || spec.series.some((s) => rows.some((r) => s.value(r) !== null));
-    if (known) grid.appendChild(renderStepChart(doc, spec, rows, pick));
+    if (known) grid.appendChild(renderStepChart(doc, spec, rows, pick, size));
     else if (MISSING[spec.id]) {
       const fig = el(doc, 'figure', 'chart run-chart missing');
       fig.dataset.figure = spec.id;
@@ -170,7 +177,9 @@ export function startRunView(app: HTMLElement): void {
       page.appendChild(
         el(document, 'p', 'muted hint', 'Click a point to open that step’s samples in the episode table.'),
       );
-      page.appendChild(chartsGrid(document, run, openStep));
+      const panel = app.clientWidth || 1000;
+      const width = panel < 800 ? Math.max(240, panel - 40) : 480;
+      page.appendChild(chartsGrid(document, run, openStep, width));
       page.appendChild(renderGroupView(document, run.steps, g, handlers));
     }
     if (run.errors.length) {
@@ -182,6 +191,8 @@ export function startRunView(app: HTMLElement): void {
     app.replaceChildren(page);
     app.dataset.steps = String(run.steps.length);
     app.dataset.stepList = run.steps.map((s) => s.step).join(',');
+    app.dataset.samples = run.steps.map((s) => s.samples).join(',');
+    app.dataset.group = g.view && g.view.step === g.step ? `${g.view.step}:${g.view.group}` : '';
     app.dataset.following = String(run.following);
     app.dataset.renderMs = (performance.now() - started).toFixed(1);
   }
@@ -196,6 +207,11 @@ export function startRunView(app: HTMLElement): void {
       if (m.view.step === g.step) g.view = m.view;
     } else g.error = m.message;
     render();
+  });
+  let resizing: ReturnType<typeof setTimeout> | null = null;
+  window.addEventListener('resize', () => {
+    if (resizing) clearTimeout(resizing);
+    resizing = setTimeout(render, 150);
   });
   render();
   vscode.postMessage({ type: 'ready' });

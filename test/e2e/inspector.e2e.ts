@@ -14,6 +14,12 @@ import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type Browser, chromium, type Frame, type Page } from 'playwright-core';
 import {
+  followWhileWriting,
+  groupsAndStepSamples,
+  openRunFolderFromExplorer,
+  runViewWidths,
+} from './runs-steps.js';
+import {
   acceptDefault,
   answer,
   clickTreeRow,
@@ -739,5 +745,9 @@ describe('Episode Lab in code-server: sample, explore, inspect, debug the mask',
   step('20', 'a second inspector beside the first, then closed', ['19'], inspectorBeside);
   step('21', 'Train Agent, then Cancel Run: a clean stop', [], trainAndCancel);
   step('22', 'widths 1600 px and 400 px in both themes', ['14'], widths);
+  step('R1', 'Open Run Folder from the explorer: the run view and its charts', [], openRunFolderFromExplorer);
+  step('R2', 'the run view follows a folder while a script writes steps', ['R1'], followWhileWriting);
+  step('R3', 'the group view; a chart point opens its step in the table', ['R2'], groupsAndStepSamples);
+  step('R4', 'the run view at 1600 and 400 px in both themes', ['R2'], runViewWidths);
   step('23', 'no Content Security Policy violation', [], noCspViolation);
 });

@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { RunStepRef } from '../protocol/runs.js';
 import type { Commands } from './commands.js';
+import type { OpenedDump } from './dump-files.js';
 import type { Inspectors } from './inspectors.js';
 import type { RunTreeProvider } from './run-tree.js';
 import type { RunViews } from './run-view.js';
@@ -93,4 +94,23 @@ export async function openRunSample(parts: RunCommandParts, file: string, record
     }
   }
   await parts.inspector.showDump(opened.ref, opened.summary, record);
+  if (!opened.linted) void lintInBackground(parts, opened);
+}
+
+/** Lint an opened dump file whole (its findings in the run explorer), without a notification. */
+async function lintInBackground(parts: RunCommandParts, opened: OpenedDump): Promise<void> {
+  try {
+    const job = await parts.trainer.start({
+      kind: 'dumpOpen',
+      file: opened.ref.file,
+      tokenizer: opened.ref.tokenizer,
+      format: 'auto',
+      lint: true,
+    });
+    opened.summary = await job.result;
+    opened.linted = true;
+  } catch (e) {
+    opened.error = (e as Error).message;
+  }
+  parts.tree.dumpsChanged();
 }

@@ -75,9 +75,10 @@ export async function followWhileWriting(): Promise<void> {
   let stop = false;
   const watch = (async () => {
     while (!stop) {
-      const list = await f.locator('#app').getAttribute('data-step-list');
-      const samples = await f.locator('#app').getAttribute('data-samples');
-      const key = `${list}|${samples}`;
+      // Both read at once: the page may re-render between two reads.
+      const key = await f
+        .locator('#app')
+        .evaluate((a) => `${a.getAttribute('data-step-list')}|${a.getAttribute('data-samples')}`);
       if (seen[seen.length - 1] !== key) seen.push(key);
       await wb.page.waitForTimeout(100);
     }
@@ -138,8 +139,8 @@ export async function groupsAndStepSamples(): Promise<void> {
   const run = await webviewFrame(wb.page, 'run');
   await run.locator('.run-chart[data-figure="k3"] circle.run-pt[data-step="3"]').click();
   const table = await webviewFrame(wb.page, 'table', 90_000);
-  await table.locator('tbody tr').first().waitFor({ timeout: 90_000 });
-  assert.equal(await table.locator('tbody tr').count(), 12);
+  await table.locator('.grid-row').first().waitFor({ timeout: 90_000 });
+  assert.equal(await table.locator('.grid-row').count(), 12);
   say('a point opened step 3 in the episode table (12 samples)');
 }
 
@@ -151,6 +152,8 @@ export async function runViewWidths(): Promise<void> {
     await setTheme(theme);
     for (const width of [1600, 400]) {
       await page.setViewportSize({ width, height: 1000 });
+      // At 400 px the side bar would leave the editor less than its minimum width: hide it.
+      if (width === 400) await runCommand(page, 'View: Toggle Primary Side Bar Visibility');
       await page.waitForTimeout(600);
       await showTab(TAB, `runs-${width}-${theme}`);
       const f = await webviewFrame(page, 'run');
@@ -162,6 +165,7 @@ export async function runViewWidths(): Promise<void> {
       const over = (await overflowing(page)).filter((l) => l.startsWith('run'));
       assert.deepEqual(over, [], `the run view fits ${width} px (${theme})`);
       await f.evaluate(() => window.scrollTo(0, 0));
+      if (width === 400) await runCommand(page, 'View: Toggle Primary Side Bar Visibility');
     }
   }
   await setTheme('dark');

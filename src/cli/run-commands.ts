@@ -20,7 +20,8 @@ import {
 import { defaultCacheDir, IndexCache } from '../core/dumps/index-cache.js';
 import type { StepSource } from '../core/dumps/mismatch-file.js';
 import { listRun, RUN_LAYOUTS, RUN_WATCH_DEFAULTS, type RunStep } from '../core/dumps/run-folder.js';
-import { type Advisory, advise, type StepSummary } from '../core/dumps/run-summary.js';
+import { type Advisory, advise } from '../core/dumps/run-health.js';
+import type { StepSummary } from '../core/dumps/run-summary.js';
 import { type StepReport, type StepScanOptions, scanStep } from '../core/dumps/step-scan.js';
 import { fail, ok, type Result } from '../core/schema.js';
 import { type OptionSpec, type OptionValues, UsageError } from './args.js';

@@ -18,10 +18,12 @@
  *   `mixed_versions`: the fraction of those samples whose tokens come from more than one version;
  * - `mismatch`: the train-inference mismatch of the step over the tokens mismatch.ts counts (k1, k3,
  *   abs_mean, abs_max, mean_exp_abs: the figures that add up across samples and files);
- * - `findings`: lint findings by rule (rules without findings left out).
+ * - `findings`: lint findings by rule (rules without findings left out);
+ * - `links`: a sample to open for each figure that can make an advisory (run-health.ts): the first
+ *   sample of the first group with all rewards equal, the first truncated sample, the sample with the
+ *   largest Σ(r − 1 − d) (its share of the step's k3), and each rule's first finding.
  */
 import * as v from 'valibot';
-import { int, num, oneOf } from '../schema.js';
 import { sampleDeltas } from './mismatch.js';
 import type { Owners } from './owners.js';
 import type { Finding, RuleId } from './rules.js';
@@ -111,6 +113,20 @@ export interface StepMismatchFigures {
   mean_exp_abs: number | null;
 }
 
+/** A sample of a step: its data file and its 0-based record in that file (a finding's `path` and `sample`). */
+export interface SampleLink {
+  path: string;
+  sample: number;
+}
+
+/** The samples that show a step's figures (null: no such sample). */
+export interface StepLinks {
+  zero_std: SampleLink | null;
+  truncated: SampleLink | null;
+  mismatch: SampleLink | null;
+  findings: Partial<Record<RuleId, SampleLink>>;
+}
+
 /** A step's figures (the module comment defines each). */
 export interface StepSummary {
   sequences: number;
@@ -128,6 +144,7 @@ export interface StepSummary {
   mixed_versions: number | null;
   mismatch: StepMismatchFigures;
   findings: Partial<Record<RuleId, number>>;
+  links: StepLinks;
 }
 
 /** Folds samples' facts (and findings) into a step's summary, one at a time. */
@@ -137,7 +154,10 @@ export class StepSummaryAccumulator {
   private rewardSum = 0;
   private rewardSq = 0;
   private rewardShift: number | null = null;
-  private readonly groups = new Map<number, { n: number; first: number; equal: boolean }>();
+  private readonly groups = new Map<number, { n: number; first: number; equal: boolean; at: SampleLink }>();
+  private firstTruncated: SampleLink | null = null;
+  private worst: { link: SampleLink; k3: number } | null = null;
+  private readonly ruleLinks: Partial<Record<RuleId, SampleLink>> = {};
   private truncKnown = 0;
   private truncCount = 0;
   private trainedSum = 0;
@@ -150,9 +170,10 @@ export class StepSummaryAccumulator {
   private readonly mm = { n: 0, d: 0, abs: 0, k3: 0, expAbs: 0, absMax: 0 };
   private readonly rules = new Map<RuleId, number>();
 
-  /** Add one sample's facts. */
-  add(f: SampleFacts): void {
+  /** Add one sample's facts; `path` is its data file (for the links). */
+  add(f: SampleFacts, path = ''): void {
     this.n++;
+    const at = (): SampleLink => ({ path, sample: f.record });
     if (f.reward !== null) {
       // Sums of squares about the first reward: no cancellation when rewards sit far from 0.
       this.rewardShift ??= f.reward;
@@ -162,7 +183,7 @@ export class StepSummaryAccumulator {
       this.rewardSq += x * x;
       if (f.group !== null) {
         const g = this.groups.get(f.group);
-        if (!g) this.groups.set(f.group, { n: 1, first: f.reward, equal: true });
+        if (!g) this.groups.set(f.group, { n: 1, first: f.reward, equal: true, at: at() });
         else {
           g.n++;
           if (f.reward !== g.first) g.equal = false;
@@ -172,7 +193,9 @@ export class StepSummaryAccumulator {
     if (f.truncated !== null) {
       this.truncKnown++;
       this.truncCount += f.truncated;
+      if (f.truncated && !this.firstTruncated) this.firstTruncated = at();
     }
+    if (f.mm_n > 0 && (!this.worst || f.mm_k3 > this.worst.k3)) this.worst = { link: at(), k3: f.mm_k3 };
     this.trainedSum += f.trained;
     this.trainedMax = Math.max(this.trainedMax, f.trained);
     this.tokenSum += f.tokens;
@@ -191,9 +214,12 @@ export class StepSummaryAccumulator {
     m.absMax = Math.max(m.absMax, f.mm_abs_max);
   }
 
-  /** Count findings by rule. */
-  addFindings(findings: readonly Finding[]): void {
-    for (const x of findings) this.rules.set(x.rule, (this.rules.get(x.rule) ?? 0) + 1);
+  /** Count findings by rule; `path` is their data file (for the links). */
+  addFindings(findings: readonly Finding[], path = ''): void {
+    for (const x of findings) {
+      this.rules.set(x.rule, (this.rules.get(x.rule) ?? 0) + 1);
+      this.ruleLinks[x.rule] ??= { path, sample: x.sample };
+    }
   }
 
   finish(): StepSummary {
@@ -203,14 +229,28 @@ export class StepSummaryAccumulator {
     const mean = per(this.rewardSum, k);
     let groups = 0;
     let flat = 0;
+    let flatAt: SampleLink | null = null;
     for (const g of this.groups.values())
       if (g.n >= 2) {
         groups++;
-        if (g.equal) flat++;
+        if (g.equal) {
+          flat++;
+          flatAt ??= g.at;
+        }
       }
     const m = this.mm;
     const findings: Partial<Record<RuleId, number>> = {};
-    for (const [rule, c] of [...this.rules].sort((a, b) => (a[0] < b[0] ? -1 : 1))) findings[rule] = c;
+    const links: StepLinks = {
+      zero_std: flatAt,
+      truncated: this.firstTruncated,
+      mismatch: this.worst?.link ?? null,
+      findings: {},
+    };
+    for (const [rule, c] of [...this.rules].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
+      findings[rule] = c;
+      const l = this.ruleLinks[rule];
+      if (l) links.findings[rule] = l;
+    }
     return {
       sequences: n,
       rewarded: k,
@@ -234,157 +274,7 @@ export class StepSummaryAccumulator {
         mean_exp_abs: per(m.expAbs, m.n),
       },
       findings,
+      links,
     };
   }
-}
-
-// --- health advisories ------------------------------------------------------------------------
-
-/** The advisories' thresholds (adjustable; ADVISORY_DEFAULTS holds the defaults, docs/runs.md explains them). */
-export const AdvisoryThresholdsSchema = v.strictObject({
-  /** zero-std-groups: a step's `zero_std_groups` above this. */
-  zero_std_groups: num(0, 1),
-  /** truncation: a step's `truncated` above this. */
-  truncated: num(0, 1),
-  /** mask-onset: a rule's first findings come after at least this many steps without any. */
-  onset_clean_steps: int(1, 1_000_000),
-  /** mismatch-rising: the figure, the window of last steps, the ratio of medians and the floor. */
-  rising_figure: oneOf(['k3', 'abs_mean'] as const),
-  rising_window: int(4, 1_000_000),
-  rising_ratio: num(1, Number.MAX_VALUE, { min: true }),
-  rising_floor: num(0, Number.MAX_VALUE),
-});
-export type AdvisoryThresholds = v.InferOutput<typeof AdvisoryThresholdsSchema>;
-
-export const ADVISORY_DEFAULTS: AdvisoryThresholds = {
-  zero_std_groups: 0.5,
-  truncated: 0.25,
-  onset_clean_steps: 2,
-  rising_figure: 'k3',
-  rising_window: 8,
-  rising_ratio: 2,
-  rising_floor: 1e-4,
-};
-
-export const ADVISORY_IDS = ['zero-std-groups', 'truncation', 'mask-onset', 'mismatch-rising'] as const;
-export type AdvisoryId = (typeof ADVISORY_IDS)[number];
-
-/** A health advisory: what holds, and the steps that show it with the figure's value at each. */
-export interface Advisory {
-  id: AdvisoryId;
-  /** One line. */
-  message: string;
-  evidence: { step: number; value: number }[];
-  /** mask-onset: the lint rule. */
-  rule?: RuleId;
-  /** mismatch-rising: the medians of the earlier and the later half of the window. */
-  before?: number;
-  after?: number;
-}
-
-/** The median of a non-empty list (the mean of the two middle values for an even count). */
-export function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const h = s.length >> 1;
-  return s.length % 2 ? s[h] : (s[h - 1] + s[h]) / 2;
-}
-
-/**
- * Whether a figure is rising across steps (pure). Over the last `window` points that have a value
- * (W of them, at least 4): the median of the last ⌊W/2⌋ values is at least `ratio` times the median
- * of the first ⌊W/2⌋ (the middle point of an odd W is in neither), and at least `floor`.
- * Returns the window's points and both medians when it holds, else null.
- */
-export function rising(
-  series: readonly { step: number; value: number | null }[],
-  t: Pick<AdvisoryThresholds, 'rising_window' | 'rising_ratio' | 'rising_floor'>,
-): { points: { step: number; value: number }[]; before: number; after: number } | null {
-  const pts = series
-    .filter((p): p is { step: number; value: number } => p.value !== null && Number.isFinite(p.value))
-    .sort((a, b) => a.step - b.step)
-    .slice(-t.rising_window);
-  if (pts.length < 4) return null;
-  const h = pts.length >> 1;
-  const before = median(pts.slice(0, h).map((p) => p.value));
-  const after = median(pts.slice(pts.length - h).map((p) => p.value));
-  return after >= t.rising_ratio * before && after >= t.rising_floor ? { points: pts, before, after } : null;
-}
-
-const pct = (x: number) => `${Math.round(x * 1000) / 10}%`;
-
-/** One advisory per step figure above its threshold, with every step above it. */
-function above(
-  id: AdvisoryId,
-  steps: readonly { step: number; summary: StepSummary }[],
-  value: (s: StepSummary) => number | null,
-  threshold: number,
-  what: string,
-): Advisory[] {
-  const evidence = steps
-    .map((s) => ({ step: s.step, value: value(s.summary) }))
-    .filter((p): p is { step: number; value: number } => p.value !== null && p.value > threshold);
-  if (!evidence.length) return [];
-  const last = evidence[evidence.length - 1];
-  return [
-    {
-      id,
-      message: `${what} above ${pct(threshold)} at ${evidence.length} of ${steps.length} steps (latest step ${last.step}: ${pct(last.value)})`,
-      evidence,
-    },
-  ];
-}
-
-/**
- * The health advisories of a run's steps (pure; steps in any order, summarised by StepSummaryAccumulator):
- * - zero-std-groups: steps whose `zero_std_groups` is above its threshold;
- * - truncation: steps whose `truncated` is above its threshold;
- * - mask-onset: a lint rule with no finding in its first `onset_clean_steps` (or more) steps and
- *   findings from some step on: evidence the steps with findings and their counts;
- * - mismatch-rising: `rising` holds for the mismatch figure (`rising_figure`) across the steps.
- */
-export function advise(
-  steps: readonly { step: number; summary: StepSummary }[],
-  t: AdvisoryThresholds = ADVISORY_DEFAULTS,
-): Advisory[] {
-  const sorted = [...steps].sort((a, b) => a.step - b.step);
-  const out: Advisory[] = [
-    ...above(
-      'zero-std-groups',
-      sorted,
-      (s) => s.zero_std_groups,
-      t.zero_std_groups,
-      'groups with all rewards equal (no GRPO signal)',
-    ),
-    ...above('truncation', sorted, (s) => s.truncated, t.truncated, 'truncated samples'),
-  ];
-  const rules = new Set(sorted.flatMap((s) => Object.keys(s.summary.findings) as RuleId[]));
-  for (const rule of [...rules].sort()) {
-    const counts = sorted.map((s) => ({ step: s.step, value: s.summary.findings[rule] ?? 0 }));
-    const first = counts.findIndex((c) => c.value > 0);
-    if (first < t.onset_clean_steps) continue;
-    const evidence = counts.slice(first).filter((c) => c.value > 0);
-    out.push({
-      id: 'mask-onset',
-      rule,
-      message: `${rule} starts at step ${counts[first].step}: no finding in the ${first} steps before, ${evidence.reduce((n, c) => n + c.value, 0)} in ${evidence.length} of the ${counts.length - first} steps since`,
-      evidence,
-    });
-  }
-  const fig = t.rising_figure;
-  const r = rising(
-    sorted.map((s) => ({ step: s.step, value: s.summary.mismatch[fig] })),
-    t,
-  );
-  if (r) {
-    const a = r.points[0].step;
-    const b = r.points[r.points.length - 1].step;
-    out.push({
-      id: 'mismatch-rising',
-      message: `mismatch ${fig} rising over steps ${a}-${b}: median ${r.before.toPrecision(3)} in the earlier half, ${r.after.toPrecision(3)} in the later${r.before > 0 ? ` (x${(r.after / r.before).toPrecision(3)})` : ''}`,
-      evidence: r.points,
-      before: r.before,
-      after: r.after,
-    });
-  }
-  return out;
 }

@@ -102,8 +102,8 @@ export async function scanStep(step: RunStep, opts: StepScanOptions = {}): Promi
     if (f.error) errors.push(f.error);
     for (const rej of f.rejections.slice(0, 10)) errors.push(`${file}: ${describeRejection(rej)}`);
     if (f.rejections.length > 10) errors.push(`${file}: ${f.rejections.length - 10} more bad lines`);
-    for (const x of f.facts) acc.add(x);
-    acc.addFindings(f.findings);
+    for (const x of f.facts) acc.add(x, file);
+    acc.addFindings(f.findings, file);
     for (const x of f.findings) findings.push({ path: file, ...x });
   }
   return {

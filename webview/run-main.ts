@@ -40,11 +40,22 @@ function followBar(doc: Document, run: RunStateMsg, toggle: () => void): HTMLEle
   return bar;
 }
 
-/** The advisories panel: each advisory, its evidence steps as links (open the step), and the docs. */
+type Link = AdvisoryRow['link'];
+
+/** A link's words: the sample it opens, else the step. */
+const linkText = (l: Link) =>
+  l.path !== undefined && l.sample !== undefined
+    ? `sample ${l.sample} of ${l.path.split(/[\\/]/).pop()} (step ${l.step})`
+    : `step ${l.step}`;
+
+/**
+ * The advisories panel: each advisory with its threshold, a link to what to open first, and its
+ * evidence steps (each opens its sample in the inspector, or the step's samples in the table).
+ */
 function advisoriesPanel(
   doc: Document,
   advisories: readonly AdvisoryRow[],
-  openStep: (step: number) => void,
+  follow: (l: Link) => void,
   docs: () => void,
 ): HTMLElement {
   const box = el(doc, 'section', 'run-advisories');
@@ -67,12 +78,24 @@ function advisoriesPanel(
   for (const a of advisories) {
     const li = el(doc, 'li', `advisory advisory-${a.id}`);
     li.dataset.advisory = a.id;
-    li.append(el(doc, 'strong', '', a.id), el(doc, 'span', '', ` ${a.message}`));
+    li.append(el(doc, 'strong', '', a.id), el(doc, 'span', '', ` ${a.message} `));
+    const t = a.threshold;
+    li.appendChild(
+      el(
+        doc,
+        'span',
+        'muted',
+        `(${a.figure}; ${t.name} = ${typeof t.value === 'number' ? fmt(t.value) : t.value}) `,
+      ),
+    );
+    const open = linkButton(doc, '', `open ${linkText(a.link)}`, () => follow(a.link));
+    open.className = 'link-button advisory-open';
+    li.appendChild(open);
     const ev = el(doc, 'div', 'evidence');
     ev.appendChild(el(doc, 'span', 'muted', 'evidence: '));
     for (const e of a.evidence.slice(-MAX_EVIDENCE)) {
-      const b = linkButton(doc, '', `step ${e.step} (${fmt(e.value)})`, () => openStep(e.step));
-      b.title = `Open step ${e.step}'s samples in the episode table`;
+      const b = linkButton(doc, '', `step ${e.step} (${fmt(e.value)})`, () => follow(e.link));
+      b.title = `Open ${linkText(e.link)}`;
       ev.appendChild(b);
     }
     if (a.evidence.length > MAX_EVIDENCE)
@@ -141,6 +164,12 @@ export function startRunView(app: HTMLElement): void {
     vscode.postMessage({ type: 'openStep', step });
     if (g.step !== step) askGroup(step, null);
   };
+  /** An advisory's link: its sample in the inspector, else its step's samples in the table. */
+  const followLink = (l: Link) => {
+    if (l.path !== undefined && l.sample !== undefined)
+      vscode.postMessage({ type: 'openSample', path: l.path, record: l.sample });
+    else openStep(l.step);
+  };
   const handlers = {
     pick: askGroup,
     open: (k: number) => {
@@ -171,7 +200,7 @@ export function startRunView(app: HTMLElement): void {
         run.layout ? `layout ${run.layout}` : 'no step in this folder yet',
       ),
       followBar(document, run, () => vscode.postMessage({ type: 'follow', on: !run?.following })),
-      advisoriesPanel(document, run.advisories, openStep, () => vscode.postMessage({ type: 'docs' })),
+      advisoriesPanel(document, run.advisories, followLink, () => vscode.postMessage({ type: 'docs' })),
     );
     if (run.steps.length) {
       page.appendChild(

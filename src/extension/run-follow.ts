@@ -10,7 +10,8 @@
  */
 import { pause } from '../core/dumps/follow.js';
 import { RunWatcher, type RunWatchOptions } from '../core/dumps/run-folder.js';
-import { type Advisory, advise, type StepSummary } from '../core/dumps/run-summary.js';
+import { type Advisory, advise } from '../core/dumps/run-health.js';
+import type { StepSummary } from '../core/dumps/run-summary.js';
 import type { RunStateMsg, RunStepRef, RunStepRow } from '../protocol/runs.js';
 
 export interface RunFollowHooks {
@@ -25,7 +26,7 @@ export interface RunFollowOptions extends RunWatchOptions {
   pollMs?: number;
 }
 
-/** The health advisories of summarised steps (core/dumps/run-summary.ts's `advise`, default thresholds). */
+/** The health advisories of summarised steps (core/dumps/run-health.ts's `advise`, default thresholds). */
 export function runAdvisories(rows: readonly RunStepRow[]): Advisory[] {
   return advise(rows.map((r) => ({ step: r.step, summary: r.summary as StepSummary })));
 }

@@ -28,6 +28,9 @@ const StepNo = int(0, 1e12);
 /** Findings by lint rule (rules without findings left out). */
 const RuleCounts = v.record(text(40), Count, 'expected counts by rule');
 
+/** A sample of a step: its data file and its 0-based record in that file. */
+const SampleLinkSchema = strict({ path: Path, sample: Count });
+
 /** A step's figures (core/dumps/run-summary.ts's StepSummary; docs/runs.md defines each). */
 export const StepSummarySchema = strict({
   sequences: Count,
@@ -52,6 +55,13 @@ export const StepSummarySchema = strict({
     mean_exp_abs: maybe,
   }),
   findings: RuleCounts,
+  /** The samples that show the figures that can make an advisory (null: no such sample). */
+  links: strict({
+    zero_std: v.nullable(SampleLinkSchema),
+    truncated: v.nullable(SampleLinkSchema),
+    mismatch: v.nullable(SampleLinkSchema),
+    findings: v.record(text(40), SampleLinkSchema, 'expected a sample by rule'),
+  }),
 });
 export type StepSummaryRow = v.InferOutput<typeof StepSummarySchema>;
 
@@ -76,14 +86,21 @@ export type RunStepRow = v.InferOutput<typeof RunStepRowSchema>;
 /** What `runSteps` returns: the rows of the steps it was given, in step order; `complete` false when cancelled. */
 export const RunStepsResultSchema = strict({ steps: list(RunStepRowSchema, 0, 100_000), complete: bool() });
 
+/** Where an advisory points: a step, and a sample of it where there is one (`path` and `sample` both or neither). */
+const AdvisoryLinkSchema = v.object({ step: StepNo, path: v.optional(Path), sample: v.optional(Count) });
+
 /**
- * A health advisory (core/dumps/run-summary.ts's Advisory): what holds, with the steps that show it
- * and the figure's value at each. Keys the view does not know are dropped.
+ * A health advisory (core/dumps/run-health.ts's Advisory): what holds, the figure and threshold that
+ * decided it, the steps that show it with the figure's value and a link at each, and what to open
+ * first. Keys the view does not know are dropped.
  */
 export const AdvisorySchema = v.object({
   id: text(40),
   message: anyText(10_000),
-  evidence: list(strict({ step: StepNo, value: finite() }), 0, 100_000),
+  figure: text(200),
+  threshold: v.object({ name: text(40), value: v.union([finite(), text(200)]) }),
+  evidence: list(v.object({ step: StepNo, value: finite(), link: AdvisoryLinkSchema }), 0, 100_000),
+  link: AdvisoryLinkSchema,
   rule: v.optional(text(40)),
   before: v.optional(finite()),
   after: v.optional(finite()),

@@ -81,6 +81,12 @@ describe('the run view page', () => {
     const adv = d.querySelector('.advisory[data-advisory="mismatch-rising"]')!;
     assert.ok(adv.querySelectorAll('.evidence button').length >= 4);
     page.fresh();
+    // The advisory links to its latest step's sample with the largest share of k3.
+    const rise = advisories.find((a) => a.id === 'mismatch-rising')!;
+    assert.equal(rise.link.step, 4);
+    page.click('.advisory[data-advisory="mismatch-rising"] .advisory-open');
+    assert.deepEqual(page.fresh(), [{ type: 'openSample', path: rise.link.path, record: rise.link.sample }]);
+    assert.equal(rise.link.path, refs[4].files[0]);
     (pts[3] as unknown as { dispatchEvent(e: Event): void }).dispatchEvent(
       new (d.defaultView as unknown as { Event: typeof Event }).Event('click'),
     );

@@ -28,6 +28,8 @@ export interface FigureSpec {
   about: string;
   series: FigureSeries[];
   refs?: { value: number; label: string }[];
+  /** Drawn as stacked bars (the series add up: counts by rule) instead of lines. */
+  stacked?: boolean;
 }
 
 const mm = (k: keyof RunStepRow['summary']['mismatch']) => (s: RunStepRow) =>
@@ -144,18 +146,21 @@ export function findingsFigure(rows: readonly RunStepRow[]): FigureSpec {
     unit: 'findings',
     about: 'mask-lint findings of the step, by rule (docs/lint-rules.md). No trainer logs these.',
     series: rules.map((rule) => ({ name: rule, value: (s) => s.summary.findings[rule] ?? 0 })),
+    stacked: true,
   };
 }
 
-/** A value for a tooltip: 4 significant digits. */
+/** A value for a tooltip: a whole number as it is, else 4 significant digits (exponent below 1e-3). */
 export const fmt = (x: number) =>
-  x === 0
-    ? '0'
-    : Math.abs(x) >= 1000
-      ? String(Math.round(x))
-      : Math.abs(x) < 1e-3
-        ? x.toExponential(2)
-        : x.toPrecision(4);
+  Number.isInteger(x)
+    ? String(x)
+    : x === 0
+      ? '0'
+      : Math.abs(x) >= 1000
+        ? String(Math.round(x))
+        : Math.abs(x) < 1e-3
+          ? x.toExponential(2)
+          : x.toPrecision(4);
 
 const M = { top: 12, right: 12, bottom: 36, left: 58 };
 
@@ -170,6 +175,7 @@ function yDomain(spec: FigureSpec, rows: readonly RunStepRow[]): [number, number
       if (b) vals.push(...b);
     }
   for (const ref of spec.refs ?? []) vals.push(ref.value);
+  if (spec.stacked) for (const r of rows) vals.push(spec.series.reduce((n, s) => n + (s.value(r) ?? 0), 0));
   let lo = Math.min(0, ...vals);
   let hi = Math.max(...vals, lo + 1e-9);
   if (hi - lo < 1e-12) hi = lo + 1;
@@ -239,9 +245,11 @@ export function renderStepChart(
       .attr('text-anchor', 'end')
       .text(ref.label);
   }
-  spec.series.forEach((s, k) => {
-    drawSeries(root, s, k, rows, { x, y }, spec.unit, onPick);
-  });
+  if (spec.stacked) drawStacked(root, spec, rows, { x, y }, onPick);
+  else
+    spec.series.forEach((s, k) => {
+      drawSeries(root, s, k, rows, { x, y }, spec.unit, onPick);
+    });
   fig.appendChild(svg);
   if (spec.series.length > 1) fig.appendChild(legend(doc, spec));
   if (!spec.series.length) fig.appendChild(el(doc, 'p', 'muted', 'none in any step'));
@@ -303,6 +311,54 @@ function drawSeries(
     c.on('click', () => onPick(p.step));
     c.on('keydown', (e: KeyboardEvent) => {
       if (e.key === 'Enter' || e.key === ' ') onPick(p.step);
+    });
+  }
+}
+
+/**
+ * Stacked bars: per step a `rect.bar` per series with a value above 0 (in `g.series.series-cN`),
+ * stacked in series order, each titled with its series, step and value; a click picks the step.
+ */
+function drawStacked(
+  root: ReturnType<typeof select<SVGSVGElement, unknown>>,
+  spec: FigureSpec,
+  rows: readonly RunStepRow[],
+  { x, y }: Scales,
+  onPick: (step: number) => void,
+): void {
+  const steps = rows.map((r) => r.step);
+  const gap = steps.length > 1 ? Math.min(...steps.slice(1).map((s, i) => x(s) - x(steps[i]))) : 40;
+  const w = Math.max(2, Math.min(28, gap * 0.6));
+  const groups = spec.series.map((s, k) =>
+    root
+      .append('g')
+      .attr('class', `series series-c${k % 8}`)
+      .attr('data-name', s.name),
+  );
+  for (const r of rows) {
+    let base = 0;
+    spec.series.forEach((s, k) => {
+      const v = s.value(r) ?? 0;
+      if (v <= 0) return;
+      const rect = groups[k]
+        .append('rect')
+        .attr('class', 'bar run-pt')
+        .attr('x', x(r.step) - w / 2)
+        .attr('width', w)
+        .attr('y', y(base + v))
+        .attr('height', Math.max(1, y(base) - y(base + v)))
+        .attr('tabindex', 0)
+        .attr('role', 'button')
+        .attr('data-step', r.step)
+        .attr('aria-label', `${s.name} at step ${r.step}: ${v}; open the step's samples`);
+      rect
+        .append('title')
+        .text(`${s.name} · step ${r.step}: ${fmt(v)} ${spec.unit}\nclick: open the step's samples`);
+      rect.on('click', () => onPick(r.step));
+      rect.on('keydown', (e: KeyboardEvent) => {
+        if (e.key === 'Enter' || e.key === ' ') onPick(r.step);
+      });
+      base += v;
     });
   }
 }

@@ -59,6 +59,17 @@ describe('the run view page', () => {
       trunc.classList.contains('missing') && !trunc.querySelector('svg'),
       'unknown truncation: a note',
     );
+    // Findings per rule: stacked bars adding up to each step's findings.
+    const bars = [...d.querySelectorAll('.run-chart[data-figure="findings"] rect.bar')];
+    const total = (step: number) =>
+      bars
+        .filter((b) => b.getAttribute('data-step') === String(step))
+        .reduce((n, b) => n + Number(/: (\d+)/.exec(b.querySelector('title')!.textContent ?? '')![1]), 0);
+    for (const s of steps)
+      assert.equal(
+        total(s.step),
+        Object.values(s.summary.findings).reduce((a, b) => a + b, 0),
+      );
     const k3 = d.querySelector('.run-chart[data-figure="k3"]')!;
     assert.match(k3.querySelector('.ref-label')!.textContent ?? '', /k3 = 1e-3/);
     assert.match(k3.querySelector('figcaption')!.getAttribute('title') ?? '', /mismatch_kl/);

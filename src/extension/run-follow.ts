@@ -118,8 +118,12 @@ export class RunFollower {
       if (rows.length < refs.length && this.stopper) void this.stop();
       for (const row of rows) for (const e of row.errors) this.errors.push(`step ${row.step}: ${e}`);
     } catch (e) {
+      // A summary that fails (the trainer process, a tokenizer that cannot be loaded) would fail
+      // again at the next look: stop following; Follow tries again.
       this.errors.push((e as Error).message);
+      if (this.stopper) void this.stop();
     } finally {
+      this.errors = this.errors.slice(-200);
       this.busy = null;
       this.hooks.changed();
     }

@@ -77,4 +77,27 @@ describe('following a run folder in the run view', () => {
     );
     assert.ok(f.state().advisories.some((a) => a.id === 'zero-std-groups' || a.id === 'mismatch-rising'));
   });
+
+  it('a summary that fails stops the follow and says why', async () => {
+    const dir = path.join(tmp, 'failing');
+    writeRunStep(dir, 0);
+    let calls = 0;
+    const f = new RunFollower(
+      dir,
+      {
+        summarise: async () => {
+          calls++;
+          throw new Error('the tokenizer could not be loaded: nope');
+        },
+        changed: () => {},
+      },
+      { pollMs: 20, quietMs: 100, mtimeSlackMs: 0 },
+    );
+    f.start();
+    for (let i = 0; i < 100 && f.following; i++) await pause(20);
+    await pause(100);
+    assert.equal(f.following, false);
+    assert.equal(calls, 1, 'not asked again');
+    assert.deepEqual(f.state().errors, ['the tokenizer could not be loaded: nope']);
+  });
 });

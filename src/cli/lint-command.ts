@@ -1,9 +1,11 @@
 /** `episode-lab lint`: find loss-mask bugs in real trainers' dump files. */
+
 import {
   DUMP_FORMATS,
   DUMP_READERS,
   type DumpTokenizer,
   describeRejection,
+  type FileLint,
   type Finding,
   findTokenizerBeside,
   lintFile,
@@ -12,8 +14,17 @@ import {
   RULES,
   type RuleId,
 } from '../core/dumps/index.js';
+import { RUN_WATCH_DEFAULTS } from '../core/dumps/run-folder.js';
+import type { Advisory } from '../core/dumps/run-health.js';
 import { type Command, type OptionValues, suggest, UsageError } from './args.js';
-import { expandRunFolders, lintRunSteps, RUN_LINT_OPTIONS } from './run-commands.js';
+import {
+  adviseOption,
+  advisoryLines,
+  isFolder,
+  lintRunSteps,
+  RUN_LINT_OPTIONS,
+  scanRunOnce,
+} from './run-commands.js';
 
 /** The `--format` choices: `auto` (detect from the first record), then every registered format. */
 export const LINT_FORMATS = ['auto', ...DUMP_FORMATS] as const;
@@ -57,6 +68,55 @@ interface FileReport {
   error?: string;
 }
 
+/** What reading one file found, as `lintFile` and the run scan both give it. */
+type FileRead = Pick<FileLint, 'format' | 'samples' | 'findings' | 'rejections' | 'ownerSources'>;
+
+/** The text of one read file: its header line, a line per rule with findings, and the count. */
+function fileText(file: string, f: FileRead, tokNote: string): string[] {
+  const out: string[] = [];
+  const owners = f.ownerSources.includes('mask')
+    ? 'owners from the mask alone (template unknown: the owner rules are off)'
+    : f.ownerSources.includes('file')
+      ? 'owners from the file'
+      : 'owners from the template';
+  out.push(`${file}: ${f.format}, ${f.samples} samples${tokNote ? `, ${tokNote}` : ''}, ${owners}`);
+  const byRule = new Map<RuleId, Finding[]>();
+  for (const x of f.findings) byRule.set(x.rule, [...(byRule.get(x.rule) ?? []), x]);
+  const width = Math.max(...RULE_IDS.map((id) => id.length));
+  for (const id of RULE_IDS) {
+    const xs = byRule.get(id);
+    if (!xs) continue;
+    const samples = new Set(xs.map((x) => x.sample)).size;
+    const first = xs[0];
+    out.push(
+      `  ${id.padEnd(width)}  ${xs.length} finding${xs.length === 1 ? '' : 's'} in ${samples} sample${samples === 1 ? '' : 's'}; ` +
+        `${RULES[id].summary}; first: sample ${first.sample}${first.positions.length ? ` at ${compactPositions(first.positions)}` : ''}: ${first.message}`,
+    );
+  }
+  const affected = new Set(f.findings.map((x) => x.sample)).size;
+  out.push(
+    f.findings.length
+      ? `  ${f.findings.length} findings in ${affected} of ${f.samples} samples`
+      : '  no findings',
+  );
+  return out;
+}
+
+/** The bad lines of a file on `err` (the first ten); true when there is one. */
+function reportRejections(file: string, f: Pick<FileRead, 'rejections'>, err: (s: string) => void): boolean {
+  for (const rej of f.rejections.slice(0, 10)) err(`episode-lab lint: ${file}: ${describeRejection(rej)}\n`);
+  if (f.rejections.length > 10)
+    err(`episode-lab lint: ${file}: ${f.rejections.length - 10} more bad lines\n`);
+  return f.rejections.length > 0;
+}
+
+/** A run's advisories in `lint --json`: the folder, its completed steps, the advisories over them. */
+interface RunReport {
+  path: string;
+  steps: number[];
+  advisories: Advisory[];
+}
+
 export const lintCommand: Command = {
   name: 'lint',
   summary: `Find loss-mask bugs in dump files (${DUMP_READERS.map((r) => r.label).join(', ')}) with the model's tokenizer.`,
@@ -71,7 +131,11 @@ export const lintCommand: Command = {
     format: { type: 'string', choices: LINT_FORMATS, default: 'auto', help: 'file format' },
     rules: { type: 'string', metavar: 'a,b', help: `rules to run (default all: ${RULE_IDS.join(', ')})` },
     logprobGap: { type: 'number', default: 2, min: 0, metavar: 'NATS', help: 'logprob-gap threshold' },
-    json: { type: 'boolean', default: false, help: 'print {"files": [{path, format, samples, findings}]}' },
+    json: {
+      type: 'boolean',
+      default: false,
+      help: 'print {"files": [{path, format, samples, findings}], "runs": [{path, steps, advisories}] (run folders only)}',
+    },
     ...RUN_LINT_OPTIONS,
   },
   run: (o, files) => runLint(o, files),
@@ -99,12 +163,41 @@ export async function runLint(
   }
   const format = o.format as (typeof LINT_FORMATS)[number];
   const logprobGap = o.logprobGap as number;
-  if (o.follow || o.jsonLines) return lintRunSteps(files, { rules, tok: given, logprobGap, format }, o, io);
-  const run = await expandRunFolders(files, o, (e) => io.err(`episode-lab lint: ${e}\n`));
+  const advise = adviseOption(o);
+  const settings = { rules, tok: given, logprobGap, format, advise };
+  if (o.follow || o.jsonLines) return lintRunSteps(files, settings, o, io);
   const reports: FileReport[] = [];
+  const runs: RunReport[] = [];
   const out: string[] = [];
-  let unreadable = run.failed;
-  for (const file of run.files) {
+  let unreadable = false;
+  const say = (e: string) => io.err(`episode-lab lint: ${e}\n`);
+  for (const file of files) {
+    if (isFolder(file)) {
+      const r = await scanRunOnce(file, settings, Number(o.quietMs ?? RUN_WATCH_DEFAULTS.quietMs), say);
+      if (!r.ok) {
+        say(r.error);
+        unreadable = true;
+        continue;
+      }
+      for (const f of r.value.steps.flatMap((s) => s.files)) {
+        if (f.error || f.format === null) {
+          unreadable = true;
+          reports.push({ path: f.path, format: null, samples: 0, findings: [], error: f.error });
+          say(f.error ?? `${f.path}: unreadable`);
+          continue;
+        }
+        if (reportRejections(f.path, f, io.err)) unreadable = true;
+        reports.push({ path: f.path, format: f.format, samples: f.samples, findings: f.findings });
+        out.push(...fileText(f.path, { ...f, format: f.format }, f.cached ? 'from the index cache' : ''));
+      }
+      const { steps, advisories } = r.value;
+      runs.push({ path: file, steps: steps.map((s) => s.step), advisories });
+      out.push(
+        `${file}: run of ${steps.length} completed steps (${steps[0].step}-${steps[steps.length - 1].step})`,
+      );
+      out.push(...advisoryLines(advisories));
+      continue;
+    }
     let tok = given;
     let tokNote = given ? `tokenizer ${given.source} (${given.family})` : '';
     if (!tok) {
@@ -115,54 +208,19 @@ export async function runLint(
         tokNote = `tokenizer ${beside} found beside the file (${tok.family})`;
       } else tokNote = `no tokenizer${t && !t.ok ? ` (${t.error})` : ''} (give --tokenizer DIR)`;
     }
-    const r = await lintFile(file, {
-      tok,
-      rules,
-      format: o.format as (typeof LINT_FORMATS)[number],
-      logprobGap: o.logprobGap as number,
-    });
+    const r = await lintFile(file, { tok, rules, format, logprobGap });
     if (!r.ok) {
       unreadable = true;
       reports.push({ path: file, format: null, samples: 0, findings: [], error: r.error });
-      io.err(`episode-lab lint: ${r.error}\n`);
+      say(r.error);
       continue;
     }
     const f = r.value;
-    if (f.rejections.length) {
-      unreadable = true;
-      for (const rej of f.rejections.slice(0, 10))
-        io.err(`episode-lab lint: ${file}: ${describeRejection(rej)}\n`);
-      if (f.rejections.length > 10)
-        io.err(`episode-lab lint: ${file}: ${f.rejections.length - 10} more bad lines\n`);
-    }
+    if (reportRejections(file, f, io.err)) unreadable = true;
     reports.push({ path: file, format: f.format, samples: f.samples, findings: f.findings });
-    const owners = f.ownerSources.includes('mask')
-      ? 'owners from the mask alone (template unknown: the owner rules are off)'
-      : f.ownerSources.includes('file')
-        ? 'owners from the file'
-        : 'owners from the template';
-    out.push(`${file}: ${f.format}, ${f.samples} samples, ${tokNote}, ${owners}`);
-    const byRule = new Map<RuleId, Finding[]>();
-    for (const x of f.findings) byRule.set(x.rule, [...(byRule.get(x.rule) ?? []), x]);
-    const width = Math.max(...RULE_IDS.map((id) => id.length));
-    for (const id of RULE_IDS) {
-      const xs = byRule.get(id);
-      if (!xs) continue;
-      const samples = new Set(xs.map((x) => x.sample)).size;
-      const first = xs[0];
-      out.push(
-        `  ${id.padEnd(width)}  ${xs.length} finding${xs.length === 1 ? '' : 's'} in ${samples} sample${samples === 1 ? '' : 's'}; ` +
-          `${RULES[id].summary}; first: sample ${first.sample}${first.positions.length ? ` at ${compactPositions(first.positions)}` : ''}: ${first.message}`,
-      );
-    }
-    const affected = new Set(f.findings.map((x) => x.sample)).size;
-    out.push(
-      f.findings.length
-        ? `  ${f.findings.length} findings in ${affected} of ${f.samples} samples`
-        : '  no findings',
-    );
+    out.push(...fileText(file, f, tokNote));
   }
-  if (o.json) io.out(`${JSON.stringify({ files: reports })}\n`);
+  if (o.json) io.out(`${JSON.stringify(runs.length ? { files: reports, runs } : { files: reports })}\n`);
   else if (out.length) io.out(`${out.join('\n')}\n`);
   if (unreadable) return 2;
   return reports.some((r) => r.findings.length) ? 1 : 0;

@@ -20,8 +20,14 @@ import {
 import { defaultCacheDir, IndexCache } from '../core/dumps/index-cache.js';
 import type { StepSource } from '../core/dumps/mismatch-file.js';
 import { listRun, RUN_LAYOUTS, RUN_WATCH_DEFAULTS, type RunStep } from '../core/dumps/run-folder.js';
-import { type Advisory, advise } from '../core/dumps/run-health.js';
-import type { StepSummary } from '../core/dumps/run-summary.js';
+import {
+  ADVISORY_DEFAULTS,
+  type Advisory,
+  type AdvisoryThresholds,
+  advise,
+  parseAdvise,
+  type SummarisedStep,
+} from '../core/dumps/run-health.js';
 import { type StepReport, type StepScanOptions, scanStep } from '../core/dumps/step-scan.js';
 import { fail, ok, type Result } from '../core/schema.js';
 import { type OptionSpec, type OptionValues, UsageError } from './args.js';
@@ -38,6 +44,11 @@ export const RUN_LINT_OPTIONS: Record<string, OptionSpec> = {
     default: false,
     help: 'for one run folder: keep reading steps as they complete, until interrupted (Ctrl-C ends it, exit 0)',
   },
+  advise: {
+    type: 'string',
+    metavar: 'name=value,...',
+    help: 'for run folders: health advisory thresholds (zero_std, truncated, onset_steps, rising_figure, rising_window, rising_ratio, rising_floor; docs/runs.md)',
+  },
   quietMs: {
     type: 'int',
     default: RUN_WATCH_DEFAULTS.quietMs,
@@ -52,7 +63,7 @@ export interface RunIO {
   err: (s: string) => void;
 }
 
-const isFolder = (p: string) => fs.statSync(p, { throwIfNoEntry: false })?.isDirectory() ?? false;
+export const isFolder = (p: string) => fs.statSync(p, { throwIfNoEntry: false })?.isDirectory() ?? false;
 
 const NO_STEPS = `no step files found (layouts: ${RUN_LAYOUTS.join(', ')}; see docs/runs.md)`;
 
@@ -68,31 +79,6 @@ async function completed(dir: string, quietMs: number): Promise<Result<RunStep[]
   return ok(done);
 }
 
-/**
- * The paths with each run folder replaced by the data files of its completed steps, in step order;
- * a folder without a completed step is named on `err` and makes `failed` true.
- */
-export async function expandRunFolders(
-  paths: readonly string[],
-  o: OptionValues,
-  err: (line: string) => void,
-): Promise<{ files: string[]; failed: boolean }> {
-  const files: string[] = [];
-  let failed = false;
-  for (const p of paths) {
-    if (!isFolder(p)) {
-      files.push(p);
-      continue;
-    }
-    const r = await completed(p, Number(o.quietMs ?? RUN_WATCH_DEFAULTS.quietMs));
-    if (!r.ok) {
-      err(r.error);
-      failed = true;
-    } else for (const s of r.value) files.push(...s.files);
-  }
-  return { files, failed };
-}
-
 /** The completed steps of a run folder for `mismatchSteps` (`{step, path, files}`); [] when there is none. */
 export async function runStepSources(
   dir: string,
@@ -102,14 +88,79 @@ export async function runStepSources(
   return r.ok ? r.value.map((s) => ({ step: s.step, path: s.path, files: s.files })) : [];
 }
 
+/** `--advise name=value,...` over the defaults; throws UsageError (one line naming the allowed names) when malformed. */
+export function adviseOption(o: OptionValues): AdvisoryThresholds {
+  if (o.advise === undefined) return ADVISORY_DEFAULTS;
+  const r = parseAdvise(String(o.advise));
+  if (!r.ok) throw new UsageError(r.error);
+  return r.value;
+}
+
 /** What `lint` has parsed already, for the step reader. */
 export interface RunLintSettings {
+  /** The advisories' thresholds (default ADVISORY_DEFAULTS). */
+  advise?: AdvisoryThresholds;
   rules?: Set<RuleId>;
   /** The tokenizer given with --tokenizer (else one in the run folder, or none). */
   tok?: DumpTokenizer;
   logprobGap?: number;
   format?: StepScanOptions['format'];
 }
+
+/**
+ * The step reader's options for a run folder: the given tokenizer, else one in the folder (named on
+ * `say` either way), and the index cache of the run (none when the cache would be inside it).
+ */
+function runScanOptions(dir: string, settings: RunLintSettings, say: (s: string) => void): StepScanOptions {
+  let tok = settings.tok;
+  if (!tok) {
+    const beside = findTokenizerBeside(path.join(dir, 'x'));
+    const t = beside ? loadTokenizerDir(beside) : undefined;
+    if (t?.ok) tok = t.value;
+    say(
+      t?.ok
+        ? `tokenizer ${beside} (${t.value.family})`
+        : 'no tokenizer (give --tokenizer DIR): owner rules off',
+    );
+  }
+  const { advise: _, ...rest } = settings;
+  return { ...rest, tok, cache: IndexCache.forRun(defaultCacheDir(), dir) };
+}
+
+/** A run folder read once: its completed steps' reports and the run's advisories over them. */
+export interface RunScan {
+  dir: string;
+  steps: StepReport[];
+  advisories: Advisory[];
+}
+
+/**
+ * `lint RUN_DIR` without --follow: every completed step read (unchanged files from the index cache)
+ * and the advisories over them; the error names a folder without a completed step. Notes on `say`.
+ */
+export async function scanRunOnce(
+  dir: string,
+  settings: RunLintSettings,
+  quietMs: number,
+  say: (s: string) => void,
+): Promise<Result<RunScan>> {
+  const r = await completed(dir, quietMs);
+  if (!r.ok) return r;
+  const opts = runScanOptions(dir, settings, say);
+  const steps: StepReport[] = [];
+  for (const s of r.value) steps.push(await scanStep(s, opts));
+  return ok({ dir, steps, advisories: advise(steps, settings.advise) });
+}
+
+/** The advisories as text lines (indented two spaces), or `  no advisories`. */
+export function advisoryLines(advisories: readonly Advisory[]): string[] {
+  if (!advisories.length) return ['  no advisories'];
+  return advisories.map((a) => `  advisory ${a.id}: ${a.message}; see ${linkText(a.link)}`);
+}
+
+/** `step 12` or `step 12, run/x.jsonl sample 3`. */
+const linkText = (l: Advisory['link']) =>
+  `step ${l.step}${l.path !== undefined ? `, ${l.path} sample ${l.sample}` : ''}`;
 
 /** `lint RUN_DIR --json-lines [--follow]` (and `--follow` in text): the exit code (0, 1 findings, 2 unreadable). */
 export async function lintRunSteps(
@@ -124,31 +175,16 @@ export async function lintRunSteps(
   if (o.json) throw new UsageError('--json lists files; --json-lines lists steps: give one of them');
   const dir = paths[0];
   const say = (s: string) => io.err(`episode-lab lint: ${s}\n`);
-  let tok = settings.tok;
-  if (!tok) {
-    const beside = findTokenizerBeside(path.join(dir, 'x'));
-    const t = beside ? loadTokenizerDir(beside) : undefined;
-    if (t?.ok) tok = t.value;
-    say(
-      t?.ok
-        ? `tokenizer ${beside} (${t.value.family})`
-        : 'no tokenizer (give --tokenizer DIR): owner rules off',
-    );
-  }
-  const opts: StepScanOptions = {
-    ...settings,
-    tok,
-    cache: IndexCache.forRun(defaultCacheDir(), dir),
-    signal,
-  };
-  const history: { step: number; summary: StepSummary }[] = [];
+  const opts = runScanOptions(dir, settings, say);
+  opts.signal = signal;
+  const history: SummarisedStep[] = [];
   const printed = new Set<string>();
   let code = 0;
   const onStep = async (step: RunStep) => {
     const rep = await scanStep(step, opts);
     if (opts.signal?.aborted) return;
     history.push({ step: rep.step, summary: rep.summary });
-    const advisories = advise(history);
+    const advisories = advise(history, settings.advise);
     for (const e of rep.errors) say(e);
     if (rep.errors.length) code = 2;
     else if (rep.findings.length) code = Math.max(code, 1);
@@ -232,7 +268,7 @@ function stepText(rep: StepReport, advisories: Advisory[], printed: Set<string>)
     const key = `${a.id} ${a.rule ?? ''} ${a.evidence[a.evidence.length - 1]?.step}`;
     if (printed.has(key)) continue;
     printed.add(key);
-    lines.push(`  advisory ${a.id}: ${a.message}`);
+    lines.push(...advisoryLines([a]));
   }
   return `${lines.join('\n')}\n`;
 }

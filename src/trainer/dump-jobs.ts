@@ -1,7 +1,7 @@
 /**
- * The trainer process's dump jobs: open a real trainer's dump file (lint it whole, streaming,
- * with progress and cancel, and index it by byte offsets), then read one record at a time for the
- * inspector. Tokenizers (a real one takes about a second to load) and each file's findings are kept
+ * The trainer process's dump jobs: open a real trainer's dump file, any registered format (lint it
+ * whole, streaming, with progress and cancel, and index where its records are: JSONL lines by byte
+ * offsets, a pickled dump's samples by index), then read one record at a time for the inspector. Tokenizers (a real one takes about a second to load) and each file's findings are kept
  * for the next request.
  */
 import * as path from 'node:path';
@@ -9,15 +9,14 @@ import {
   type DumpFileSummary,
   type DumpTokenizer,
   type DumpView,
-  detectLineFormat,
+  detectDumpFile,
   type Finding,
   fileSummary,
   findTokenizerBeside,
-  indexLines,
+  indexRecords,
   lintFile,
   lintSample,
   loadTokenizerDir,
-  readLineAt,
   readRecordAt,
   sampleView,
 } from '../core/dumps/index.js';
@@ -84,11 +83,10 @@ export async function dumpOpen(job: JobOf<'dumpOpen'>, hooks: DumpHooks): Promis
   const byRecord = new Map<number, Finding[]>();
   const stats = new RecordStatsBuilder(tok);
   if (!job.lint) {
-    // Index only: a format check of the first record and the byte offsets, then no findings yet.
-    const index = await indexLines(job.file, { signal: abort.signal });
-    const first = index.offsets.findIndex((_, i) => index.bytes[i] > 0);
-    if (first < 0) throw new Error(`${job.file}: no records (the file is empty)`);
-    const format = job.format !== 'auto' ? job.format : await detectFileFormat(job.file, index, first);
+    // Index only: the format (by content) and where each record is, then no findings yet.
+    const format = job.format !== 'auto' ? job.format : await detectFileFormat(job.file);
+    const index = await indexRecords(job.file, format, { signal: abort.signal });
+    if (!index.bytes.some((n) => n > 0)) throw new Error(`${job.file}: no records (the file is empty)`);
     const empty = {
       path: job.file,
       format,
@@ -117,7 +115,7 @@ export async function dumpOpen(job: JobOf<'dumpOpen'>, hooks: DumpHooks): Promis
     },
   });
   if (!lint.ok) throw new Error(lint.error);
-  const index = await indexLines(job.file, { signal: abort.signal });
+  const index = await indexRecords(job.file, lint.value.format, { signal: abort.signal });
   fileFindings.set(path.resolve(job.file), byRecord);
   const summary = fileSummary(lint.value, index, tok);
   summary.recordStats = stats.build(summary.records);
@@ -196,10 +194,10 @@ class RecordStatsBuilder {
   }
 }
 
-/** The format of a file from its first record (an error names the fields found and expected). */
-async function detectFileFormat(file: string, index: { offsets: number[]; bytes: number[] }, first: number) {
-  const d = detectLineFormat(await readLineAt(file, index.offsets[first], index.bytes[first]), first);
-  if (!d.ok) throw new Error(`${file}: ${d.error}`);
+/** The format of a file by content (an error names what the file starts with, or the fields found and expected). */
+async function detectFileFormat(file: string) {
+  const d = await detectDumpFile(file);
+  if (!d.ok) throw new Error(d.error);
   return d.value;
 }
 

@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
-import { expandRunFolders, lintRunSteps, runStepSources } from '../../src/cli/run-commands.js';
+import { lintRunSteps, runStepSources } from '../../src/cli/run-commands.js';
 
 const root = path.resolve(__dirname, '..', '..');
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'el-run-cli-'));
@@ -86,22 +86,7 @@ describe('lint and mismatch on run folders (in process)', () => {
     assert.match(d.err.join(''), /no completed step yet \(1 being written; layout prime-rl-export\)/);
   });
 
-  it('expandRunFolders: the data files of each completed step, in step order', async () => {
-    const errs: string[] = [];
-    const r = await expandRunFolders([run, 'x.jsonl'], {}, (e) => errs.push(e));
-    assert.deepEqual(
-      r.files.map((f) => path.relative(run, f)),
-      [
-        'token_exports/step_0/rank_0.jsonl',
-        'token_exports/step_0/rank_1.jsonl',
-        'token_exports/step_1/rank_0.jsonl',
-        'token_exports/step_1/rank_1.jsonl',
-        path.relative(run, 'x.jsonl'),
-      ],
-    );
-    assert.deepEqual([r.failed, errs], [false, []]);
-    const bad = await expandRunFolders([path.join(tmp, 'plain')], {}, (e) => errs.push(e));
-    assert.deepEqual([bad.files, bad.failed, errs.length], [[], true, 1]);
+  it('runStepSources: the completed steps and their files, in step order', async () => {
     assert.deepEqual(
       (await runStepSources(run)).map((s) => [s.step, s.files?.length]),
       [

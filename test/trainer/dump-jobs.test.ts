@@ -63,6 +63,43 @@ describe('dump jobs (the trainer process side of the inspector)', () => {
     assert.ok(v.owner.includes(2) && v.owner.includes(0), 'policy and template owners are found');
   });
 
+  for (const [rel, format] of [
+    ['pickled/skyrl/global_step_3_training_input.pkl', 'skyrl'],
+    ['pickled/slime/rollout_data/3.pt', 'slime'],
+  ] as const)
+    it(`a ${format} dump opens (indexed by sample, with and without the lint) and each sample reads back`, async () => {
+      const file = path.join(FIX, rel);
+      const quick = await dumpOpen(
+        { kind: 'dumpOpen', file, tokenizer: TOK, format: 'auto', lint: false },
+        hooks,
+      );
+      const s = await dumpOpen({ kind: 'dumpOpen', file, tokenizer: TOK, format: 'auto', lint: true }, hooks);
+      const tok = loadTokenizerDir(TOK);
+      assert.ok(tok.ok);
+      const lint = await lintFile(file, { tok: tok.value });
+      assert.ok(lint.ok);
+      assert.deepEqual([quick.format, s.format], [format, format]);
+      assert.equal(s.records, lint.value.samples);
+      assert.deepEqual([quick.offsets, quick.lengths], [s.offsets, s.lengths]);
+      assert.deepEqual(s.lengths, new Array(s.records).fill(1), 'a record per sample, none blank');
+      for (let record = 0; record < s.records; record++) {
+        const { views } = await dumpSample({
+          kind: 'dumpSample',
+          file,
+          tokenizer: TOK,
+          format: s.format,
+          record,
+          offset: s.offsets[record],
+          bytes: s.lengths[record],
+        });
+        assert.equal(views.length, 1);
+        assert.equal(views[0].ids.length, views[0].lossMask.length);
+        const own: number = lint.value.findings.filter((f) => f.sample === record).length;
+        assert.equal(s.findingsPerRecord[record], own, `record ${record}`);
+        assert.ok(views[0].findings.length >= own);
+      }
+    });
+
   it('a file without a tokenizer still opens: ids and masks, and a note that says what is missing', async () => {
     const file = path.join(FIX, 'jsonl-clean.jsonl');
     const s = await dumpOpen({ kind: 'dumpOpen', file, tokenizer: null, format: 'auto', lint: true }, hooks);

@@ -1,8 +1,10 @@
 /**
- * Lint a whole dump file, streaming: one line in memory at a time, with progress and cancel.
+ * Lint a whole dump file, streaming: one record (a JSONL line, or one sample of a whole-file
+ * format) in memory at a time, with progress and cancel.
  */
-import { type DumpFormat, detectLineFormat, parseRecord } from './formats/index.js';
-import { type Line, readLineAt, readLines, type ScanHooks } from './lines.js';
+import { openDumpFile, type RecordLocation, readRecordAt } from './dump-file.js';
+import type { DumpFormat } from './formats/index.js';
+import type { ScanHooks } from './lines.js';
 import type { OwnerSource, Owners } from './owners.js';
 import { type Finding, type LintOptions, lintSample } from './rules.js';
 import { type DumpSample, describeRejection, type Rejection } from './sample.js';
@@ -10,7 +12,7 @@ import { type DumpSample, describeRejection, type Rejection } from './sample.js'
 export interface FileLint {
   path: string;
   format: DumpFormat;
-  /** Records (non-blank lines) read. */
+  /** Records read (non-blank lines; a whole-file format's samples). */
   samples: number;
   findings: Finding[];
   /** Lines that are not records of the format (line, field, expected vs found). */
@@ -22,21 +24,26 @@ export interface FileLint {
 
 export interface LintFileOptions extends LintOptions, ScanHooks {
   format?: DumpFormat | 'auto';
-  /** Called for every sample after it is linted (the viewer's hook), with its line and its owners. */
-  onSample?: (sample: DumpSample, findings: Finding[], at: { line: Line; owners: Owners }) => void;
+  /** Called for every sample after it is linted (the viewer's hook), with where its record is and its owners. */
+  onSample?: (sample: DumpSample, findings: Finding[], at: { line: RecordLocation; owners: Owners }) => void;
   /** Stop keeping findings after this many (they are still counted in `samples`); default 100000. */
   maxFindings?: number;
 }
 
-/** Lint a JSONL dump file: Result-like `{ok, value: FileLint}` or `{ok: false, error}` when unreadable. */
+/**
+ * Lint a dump file (any registered format, detected by content unless `format` is given): Result-like
+ * `{ok, value: FileLint}` or `{ok: false, error}` (one line) when unreadable.
+ */
 export async function lintFile(
   path: string,
   opts: LintFileOptions = {},
 ): Promise<{ ok: true; value: FileLint } | { ok: false; error: string }> {
-  let format: DumpFormat | undefined = opts.format && opts.format !== 'auto' ? opts.format : undefined;
+  const opened = await openDumpFile(path, opts.format ?? 'auto');
+  if (!opened.ok) return opened;
+  const format = opened.value.format;
   const out: FileLint = {
     path,
-    format: format ?? 'jsonl',
+    format,
     samples: 0,
     findings: [],
     rejections: [],
@@ -47,20 +54,14 @@ export async function lintFile(
   const lastTurn = new Map<string | number, DumpSample>();
   const maxFindings = opts.maxFindings ?? 100_000;
   try {
-    for await (const line of readLines(path, opts)) {
-      if (line.text.trim() === '') continue;
-      if (!format) {
-        const d = detectLineFormat(line.text, line.index);
-        if (!d.ok) return { ok: false, error: `${path}: ${d.error}` };
-        format = d.value;
-        out.format = format;
-      }
+    for await (const rec of opened.value.records(opts)) {
       out.samples++;
-      const r = parseRecord(format, line.text, line.index);
+      const r = rec.samples;
       if (!r.ok) {
         out.rejections.push(r.error);
         continue;
       }
+      const at = { index: rec.index, offset: rec.offset, bytes: rec.bytes };
       for (const sample of r.value) {
         if (sample.episode !== undefined && !sample.previous) {
           const prev = lastTurn.get(sample.episode);
@@ -72,27 +73,17 @@ export async function lintFile(
         const { findings, owners } = lintSample(sample, opts);
         sources.add(owners.source);
         for (const f of findings) if (out.findings.length < maxFindings) out.findings.push(f);
-        opts.onSample?.(sample, findings, { line, owners });
+        opts.onSample?.(sample, findings, { line: at, owners });
       }
     }
   } catch (e) {
     return { ok: false, error: `${path}: ${(e as Error).message}` };
   }
-  if (!format) return { ok: false, error: `${path}: no records (the file is empty)` };
+  if (out.samples === 0 && !opts.signal?.aborted)
+    return { ok: false, error: `${path}: no records (the file is empty)` };
   out.cancelled = opts.signal?.aborted ?? false;
   out.ownerSources = [...sources];
   return { ok: true, value: out };
 }
 
-/** Read one record by its byte offset and length (from indexLines): `Result<samples [S]>`, for viewers. */
-export async function readRecordAt(
-  path: string,
-  format: DumpFormat,
-  index: number,
-  offset: number,
-  bytes: number,
-): Promise<ReturnType<typeof parseRecord>> {
-  return parseRecord(format, await readLineAt(path, offset, bytes), index);
-}
-
-export { describeRejection };
+export { describeRejection, readRecordAt };

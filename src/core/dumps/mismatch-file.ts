@@ -4,9 +4,10 @@
  * more tokens than the selector buffers read the file again (rank-select.ts).
  */
 import { fail, ok, type Result } from '../schema.js';
-import { type DumpFormat, detectFormat, parseRecord } from './formats/index.js';
+import { openDumpFile } from './dump-file.js';
+import type { DumpFormat } from './formats/index.js';
 import type { DumpTokenizer } from './hf-tokenizer.js';
-import { readLines, type ScanHooks } from './lines.js';
+import type { ScanHooks } from './lines.js';
 import {
   DEFAULT_THRESHOLDS,
   MismatchAccumulator,
@@ -58,38 +59,28 @@ interface Scan {
   cancelled: boolean;
 }
 
-/** Read a dump file's samples in order, calling `onSample` on each: the format found, records, bad lines. */
+/** Read a dump file's samples in order (any format, detected by content), calling `onSample` on each: the format found, records, bad lines. */
 async function scanFile(
   path: string,
   opts: MismatchFileOptions,
   onSample: (s: DumpSample) => void,
 ): Promise<Result<Scan>> {
-  let format = opts.format && opts.format !== 'auto' ? opts.format : undefined;
+  const opened = await openDumpFile(path, opts.format ?? 'auto');
+  if (!opened.ok) return opened;
+  const { format } = opened.value;
   const rejections: Rejection[] = [];
   let samples = 0;
   try {
-    for await (const line of readLines(path, opts)) {
-      if (line.text.trim() === '') continue;
-      if (!format) {
-        let record: unknown;
-        try {
-          record = JSON.parse(line.text);
-        } catch (e) {
-          return fail(`${path}: line ${line.index + 1} is not JSON (${(e as Error).message})`);
-        }
-        const found = detectFormat(record);
-        if (!found.ok) return fail(`${path}: line ${line.index + 1}: ${found.error}`);
-        format = found.value;
-      }
+    for await (const rec of opened.value.records(opts)) {
       samples++;
-      const r = parseRecord(format, line.text, line.index);
+      const r = rec.samples;
       if (!r.ok) rejections.push(r.error);
       else for (const s of r.value) onSample(s);
     }
   } catch (e) {
     return fail(`${path}: ${(e as Error).message}`);
   }
-  if (!format) return fail(`${path}: no records (the file is empty)`);
+  if (samples === 0 && !opts.signal?.aborted) return fail(`${path}: no records (the file is empty)`);
   return ok({ format, samples, rejections, cancelled: opts.signal?.aborted ?? false });
 }
 

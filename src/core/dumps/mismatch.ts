@@ -178,16 +178,28 @@ export interface GroupFigures {
   k3: number | null;
 }
 
-/** Running sums over a group of tokens (a turn, a sample). */
-class Group {
+/**
+ * Running sums over tokens' d (a turn, a sample, a file, a step): n, Σd, Σ|d|, Σ(r − 1 − d),
+ * Σexp|d|, the largest |d| and its position, the smallest and largest d. Sums of groups add up
+ * (`absorb`), so a step's figures are its samples' sums added.
+ */
+export class TokenSums {
   n = 0;
   sumD = 0;
   sumAbs = 0;
   sumK3 = 0;
+  sumExpAbs = 0;
   absMax = -1;
   absMaxPos = -1;
   minD = Number.POSITIVE_INFINITY;
   maxD = Number.NEGATIVE_INFINITY;
+
+  /** The sums of a sample's deltas (NaN: a token that does not count); positions from `offset`. */
+  static of(d: Float64Array, offset = 0): TokenSums {
+    const g = new TokenSums();
+    for (let i = 0; i < d.length; i++) if (!Number.isNaN(d[i])) g.add(d[i], i + offset);
+    return g;
+  }
 
   add(d: number, position: number): void {
     const a = Math.abs(d);
@@ -195,12 +207,30 @@ class Group {
     this.sumD += d;
     this.sumAbs += a;
     this.sumK3 += Math.expm1(d) - d;
+    this.sumExpAbs += Math.exp(a);
     if (a > this.absMax) {
       this.absMax = a;
       this.absMaxPos = position;
     }
     if (d < this.minD) this.minD = d;
     if (d > this.maxD) this.maxD = d;
+  }
+
+  /** Add another group's sums (its largest |d| wins on a tie only when this one has none). */
+  absorb(
+    o: Pick<TokenSums, 'n' | 'sumD' | 'sumAbs' | 'sumK3' | 'sumExpAbs' | 'absMax'> & Partial<TokenSums>,
+  ): void {
+    this.n += o.n;
+    this.sumD += o.sumD;
+    this.sumAbs += o.sumAbs;
+    this.sumK3 += o.sumK3;
+    this.sumExpAbs += o.sumExpAbs;
+    if (o.absMax > this.absMax) {
+      this.absMax = o.absMax;
+      this.absMaxPos = o.absMaxPos ?? -1;
+    }
+    if (o.minD !== undefined && o.minD < this.minD) this.minD = o.minD;
+    if (o.maxD !== undefined && o.maxD > this.maxD) this.maxD = o.maxD;
   }
 
   figures(): GroupFigures {
@@ -245,7 +275,7 @@ export function turnMismatch(s: DumpSample, deltas: SampleDeltas): TurnMismatch[
       i++;
       continue;
     }
-    const g = new Group();
+    const g = new TokenSums();
     const start = i;
     while (i < T && s.lossMask[i]) {
       const d = deltas.d[i];
@@ -306,14 +336,10 @@ export interface MismatchFigures {
  * per-sample figures and the |d| values' selector), then select the percentiles and finish.
  */
 export class MismatchAccumulator {
-  private n = 0;
-  private sumD = 0;
-  private sumAbs = 0;
-  private sumK3 = 0;
-  private sumExpAbs = 0;
+  /** n, Σd, Σ|d|, Σ(r − 1 − d), Σexp|d| and max |d| over every token. */
+  private readonly total = new TokenSums();
   private sumR = 0;
   private sumR2m1 = 0;
-  private absMax = -1;
   private over = [0, 0, 0];
   private tis = 0;
   private icepop = 0;
@@ -323,7 +349,7 @@ export class MismatchAccumulator {
   private missing = 0;
   private notSampled = 0;
   readonly samples: SampleMismatch[] = [];
-  private last?: { sample: SampleMismatch; group: Group };
+  private last?: { sample: SampleMismatch; group: TokenSums };
   /** The |d| of every token, for the exact percentiles. */
   readonly abs: RankSelector;
 
@@ -336,7 +362,7 @@ export class MismatchAccumulator {
 
   /** Tokens the figures are computed over. */
   get tokens(): number {
-    return this.n;
+    return this.total.n;
   }
 
   /**
@@ -348,7 +374,7 @@ export class MismatchAccumulator {
     const levels = ABS_OVER_LEVELS;
     let entry = this.last;
     if (!entry || entry.sample.sample !== s.record || entry.sample.step !== step) {
-      const group = new Group();
+      const group = new TokenSums();
       const sample: SampleMismatch = {
         ...group.figures(),
         sample: s.record,
@@ -366,19 +392,15 @@ export class MismatchAccumulator {
     const lt = s.trainerLogprobs;
     const adv = s.advantages;
     const d = deltas.d;
+    const here = new TokenSums();
     for (let i = 0; i < d.length; i++) {
       const di = d[i];
       if (Number.isNaN(di)) continue;
       const a = Math.abs(di);
       const r = Math.exp(di);
-      this.n++;
-      this.sumD += di;
-      this.sumAbs += a;
-      this.sumK3 += Math.expm1(di) - di;
-      this.sumExpAbs += Math.exp(a);
+      here.add(di, i + s.offset);
       this.sumR += r;
       this.sumR2m1 += Math.expm1(2 * di);
-      if (a > this.absMax) this.absMax = a;
       for (let k = 0; k < levels.length; k++) if (a > levels[k]) this.over[k]++;
       if (r > t.tis) this.tis++;
       if (r < t.icepop[0] || r > t.icepop[1]) this.icepop++;
@@ -389,8 +411,9 @@ export class MismatchAccumulator {
         if (A > 0 ? dp > t.dppo : dp < -t.dppo) this.dppo++;
       }
       this.abs.add(a);
-      g.add(di, i + s.offset);
     }
+    g.absorb(here);
+    this.total.absorb(here);
     this.trained += deltas.trained;
     this.missing += deltas.missing;
     this.notSampled += deltas.notSampled;
@@ -404,14 +427,9 @@ export class MismatchAccumulator {
 
   /** Add another accumulator's tokens and samples (a step's into its run's); the other is not used afterwards. */
   absorb(other: MismatchAccumulator): void {
-    this.n += other.n;
-    this.sumD += other.sumD;
-    this.sumAbs += other.sumAbs;
-    this.sumK3 += other.sumK3;
-    this.sumExpAbs += other.sumExpAbs;
+    this.total.absorb(other.total);
     this.sumR += other.sumR;
     this.sumR2m1 += other.sumR2m1;
-    this.absMax = Math.max(this.absMax, other.absMax);
     this.over = this.over.map((c, k) => c + other.over[k]);
     this.tis += other.tis;
     this.icepop += other.icepop;
@@ -427,26 +445,26 @@ export class MismatchAccumulator {
 
   /** The selection of |d|'s nearest-rank p50 and p99, in that order (null: no token). */
   selectPercentiles(): Selection | null {
-    const n = this.n;
+    const n = this.total.n;
     return n === 0 ? null : this.abs.select([nearestRank(50, n), nearestRank(99, n)]);
   }
 
   /** The figures, given [p50, p99] of |d| (from selectPercentiles; null when there is no token). */
   finish(percentiles: readonly number[] | null): MismatchFigures {
-    const n = this.n;
+    const { n, sumD, sumK3, sumAbs, sumExpAbs, absMax } = this.total;
     const t = this.thresholds;
     const frac = (c: number) => (n === 0 ? null : c / n);
     const mean = (sum: number) => (n === 0 ? null : sum / n);
     const sumR2 = this.sumR2m1 + n;
     const summary: Summary = {
-      k1: mean(-this.sumD),
-      k3: mean(this.sumK3),
-      abs_mean: mean(this.sumAbs),
+      k1: mean(-sumD),
+      k3: mean(sumK3),
+      abs_mean: mean(sumAbs),
       abs_p50: n === 0 ? null : (percentiles?.[0] ?? null),
       abs_p99: n === 0 ? null : (percentiles?.[1] ?? null),
-      abs_max: n === 0 ? null : this.absMax,
+      abs_max: n === 0 ? null : absMax,
       frac_abs_over: { '0.5': frac(this.over[0]), '1': frac(this.over[1]), '0.693': frac(this.over[2]) },
-      mean_exp_abs: mean(this.sumExpAbs),
+      mean_exp_abs: mean(sumExpAbs),
       chi2: mean(this.sumR2m1),
       ess: n === 0 ? null : (this.sumR * this.sumR) / (n * sumR2),
     };

@@ -24,7 +24,7 @@
  *   largest Σ(r − 1 − d) (its share of the step's k3), and each rule's first finding.
  */
 import * as v from 'valibot';
-import { sampleDeltas } from './mismatch.js';
+import { sampleDeltas, TokenSums } from './mismatch.js';
 import type { Owners } from './owners.js';
 import type { Finding, RuleId } from './rules.js';
 import type { DumpSample } from './sample.js';
@@ -74,19 +74,15 @@ export function factsOf(s: DumpSample, owners: Owners, line: { offset: number; b
         ? Number(last.role === 'assistant' && last.endMarker < 0)
         : null;
   const vs = s.weightVersions?.length ? s.weightVersions : undefined;
-  const d = sampleDeltas(s, owners.source === 'mask' ? undefined : owners.owner).d;
-  const mm = { mm_n: 0, mm_d: 0, mm_abs: 0, mm_k3: 0, mm_exp_abs: 0, mm_abs_max: 0 };
-  for (let i = 0; i < d.length; i++) {
-    const x = d[i];
-    if (Number.isNaN(x)) continue;
-    const a = Math.abs(x);
-    mm.mm_n++;
-    mm.mm_d += x;
-    mm.mm_abs += a;
-    mm.mm_k3 += Math.expm1(x) - x;
-    mm.mm_exp_abs += Math.exp(a);
-    if (a > mm.mm_abs_max) mm.mm_abs_max = a;
-  }
+  const g = TokenSums.of(sampleDeltas(s, owners.source === 'mask' ? undefined : owners.owner).d);
+  const mm = {
+    mm_n: g.n,
+    mm_d: g.sumD,
+    mm_abs: g.sumAbs,
+    mm_k3: g.sumK3,
+    mm_exp_abs: g.sumExpAbs,
+    mm_abs_max: Math.max(0, g.absMax),
+  };
   return {
     record: s.record,
     offset: line.offset,
@@ -167,7 +163,7 @@ export class StepSummaryAccumulator {
   private readonly versions = new Set<number>();
   private versioned = 0;
   private mixed = 0;
-  private readonly mm = { n: 0, d: 0, abs: 0, k3: 0, expAbs: 0, absMax: 0 };
+  private readonly mm = new TokenSums();
   private readonly rules = new Map<RuleId, number>();
 
   /** Add one sample's facts; `path` is its data file (for the links). */
@@ -205,13 +201,14 @@ export class StepSummaryAccumulator {
       this.versions.add(f.version_min).add(f.version_max);
       if (f.version_min !== f.version_max) this.mixed++;
     }
-    const m = this.mm;
-    m.n += f.mm_n;
-    m.d += f.mm_d;
-    m.abs += f.mm_abs;
-    m.k3 += f.mm_k3;
-    m.expAbs += f.mm_exp_abs;
-    m.absMax = Math.max(m.absMax, f.mm_abs_max);
+    this.mm.absorb({
+      n: f.mm_n,
+      sumD: f.mm_d,
+      sumAbs: f.mm_abs,
+      sumK3: f.mm_k3,
+      sumExpAbs: f.mm_exp_abs,
+      absMax: f.mm_abs_max,
+    });
   }
 
   /** Count findings by rule; `path` is their data file (for the links). */
@@ -267,11 +264,11 @@ export class StepSummaryAccumulator {
       mixed_versions: per(this.mixed, this.versioned),
       mismatch: {
         tokens: m.n,
-        k1: per(-m.d, m.n),
-        k3: per(m.k3, m.n),
-        abs_mean: per(m.abs, m.n),
+        k1: per(-m.sumD, m.n),
+        k3: per(m.sumK3, m.n),
+        abs_mean: per(m.sumAbs, m.n),
         abs_max: m.n === 0 ? null : m.absMax,
-        mean_exp_abs: per(m.expAbs, m.n),
+        mean_exp_abs: per(m.sumExpAbs, m.n),
       },
       findings,
       links,

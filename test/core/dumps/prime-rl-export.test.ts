@@ -11,7 +11,7 @@ import { describe, it } from 'node:test';
 import { QWEN3_DIR, readExpected } from '../../../scripts/make-dump-fixtures.js';
 import { parseOptions } from '../../../src/cli/args.js';
 import { lintCommand, runLint } from '../../../src/cli/lint-command.js';
-import { DUMP_READERS, detectFormat, lintFile, parseRecord } from '../../../src/core/dumps/index.js';
+import { detectFormat, lintFile, parseRecord, RECORD_READERS } from '../../../src/core/dumps/index.js';
 import { FIXTURES, fixtureLines, fuzzReader, qwen3 as loadQwen3 } from './fuzz-records.js';
 
 const RUN = path.join(FIXTURES, 'prime-rl-export');
@@ -44,12 +44,12 @@ describe('prime-rl-export: detection', () => {
         assert.deepEqual(detectFormat(JSON.parse(line)), { ok: true, value: 'prime-rl-export' }, file);
     // no other reader takes an export record, and the export reader takes no other format's record
     const record = JSON.parse(linesOf(`${STEP0}/rank_0.jsonl`)[0]);
-    const others = DUMP_READERS.filter((r) => r.id !== 'prime-rl-export');
+    const others = RECORD_READERS.filter((r) => r.id !== 'prime-rl-export');
     assert.deepEqual(
       others.filter((r) => r.detect(record)).map((r) => r.id),
       [],
     );
-    const exportReader = DUMP_READERS.find((r) => r.id === 'prime-rl-export');
+    const exportReader = RECORD_READERS.find((r) => r.id === 'prime-rl-export');
     for (const file of [
       'nemo-rl-clean.jsonl',
       'jsonl-clean.jsonl',

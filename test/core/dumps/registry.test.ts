@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
 import * as v from 'valibot';
@@ -16,19 +17,32 @@ import {
   DUMP_READERS,
   type DumpReader,
   type DumpSample,
+  detectDumpFile,
   detectFormat,
+  openDumpFile,
   parseRecord,
+  RECORD_READERS,
   RULE_IDS,
   RULE_TABLE,
   RULES,
+  readerOf,
   STAGES,
 } from '../../../src/core/dumps/index.js';
 import { JOB_SCHEMAS } from '../../../src/protocol/trainer.js';
 
 const FIXTURES = 'test/fixtures/dumps';
 const ids = DUMP_READERS.map((r) => r.id);
-/** A format's fixture files: `ID-*.jsonl` (not those of a longer id) and the .jsonl files under `ID/`. */
+/**
+ * A format's fixture files: `ID-*.jsonl` (not those of a longer id) and the .jsonl files under `ID/`;
+ * for a whole-file format, the .pkl and .pt files under `pickled/ID/`.
+ */
 function fixturesOf(id: string): string[] {
+  if (readerOf(id)?.kind === 'file')
+    return fs
+      .readdirSync(path.join(FIXTURES, 'pickled', id), { recursive: true, encoding: 'utf8' })
+      .filter((f) => /\.(pkl|pt)$/.test(f))
+      .map((f) => path.join('pickled', id, f))
+      .sort();
   const longer = ids.filter((x) => x !== id && x.startsWith(id));
   const named = fs
     .readdirSync(FIXTURES)
@@ -91,32 +105,45 @@ describe('the format registry', () => {
     assert.ok(!v.safeParse(JOB_SCHEMAS.dumpSample, { ...sample, format: 'verl' }).success);
   });
 
-  it('detects every fixture of each format as its own format, and lists every format when none fits', () => {
-    for (const id of ids) {
-      assert.ok(fixturesOf(id).length > 0, `${id} has fixtures`);
-      for (const file of fixturesOf(id)) {
-        const first = fs.readFileSync(path.join(FIXTURES, file), 'utf8').split('\n')[0];
-        assert.deepEqual(detectFormat(JSON.parse(first)), { ok: true, value: id }, file);
+  it('detects every fixture of each format as its own format, by content, and lists every format when none fits', async () => {
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'el-registry-'));
+    try {
+      for (const id of ids) {
+        assert.ok(fixturesOf(id).length > 0, `${id} has fixtures`);
+        for (const file of fixturesOf(id)) {
+          assert.deepEqual(await detectDumpFile(path.join(FIXTURES, file)), { ok: true, value: id }, file);
+          if (readerOf(id)?.kind === 'records') {
+            const first = fs.readFileSync(path.join(FIXTURES, file), 'utf8').split('\n')[0];
+            assert.deepEqual(detectFormat(JSON.parse(first)), { ok: true, value: id }, file);
+          } else {
+            // whatever its name
+            const renamed = path.join(tmp, `${path.basename(file)}.renamed.jsonl`);
+            fs.copyFileSync(path.join(FIXTURES, file), renamed);
+            assert.deepEqual(await detectDumpFile(renamed), { ok: true, value: id }, file);
+          }
+        }
       }
+    } finally {
+      fs.rmSync(tmp, { recursive: true, force: true });
     }
     const r = detectFormat({ text: 'hi' });
     assert.ok(!r.ok);
-    if (!r.ok) for (const x of DUMP_READERS) assert.ok(r.error.includes(`${x.id} (${x.fields})`), x.id);
+    if (!r.ok) for (const x of RECORD_READERS) assert.ok(r.error.includes(`${x.id} (${x.fields})`), x.id);
   });
 
-  it('a reader fills only the sample fields its `carries` declares (every fixture of the format)', () => {
+  it('a reader fills only the sample fields its `carries` declares (every fixture of the format)', async () => {
     for (const reader of DUMP_READERS) {
       const filled = new Set<string>();
-      for (const file of fixturesOf(reader.id))
-        fs.readFileSync(path.join(FIXTURES, file), 'utf8')
-          .split('\n')
-          .filter((l) => l.trim())
-          .forEach((line, i) => {
-            const r = parseRecord(reader.id, line, i);
-            assert.ok(r.ok, `${file}:${i}`);
-            for (const s of r.value)
-              for (const k of CARRIED_FIELDS) if ((s as DumpSample)[k] !== undefined) filled.add(k);
-          });
+      for (const file of fixturesOf(reader.id)) {
+        const opened = await openDumpFile(path.join(FIXTURES, file), reader.id);
+        assert.ok(opened.ok, file);
+        for await (const rec of opened.value.records()) {
+          if (!rec.samples.ok && reader.kind === 'file') continue; // the fixtures' deliberately bad samples
+          assert.ok(rec.samples.ok, `${file}:${rec.index}`);
+          for (const s of rec.samples.value)
+            for (const k of CARRIED_FIELDS) if ((s as DumpSample)[k] !== undefined) filled.add(k);
+        }
+      }
       const carried: readonly string[] = reader.carries;
       const undeclared = [...filled].filter((k) => !carried.includes(k));
       assert.deepEqual(undeclared, [], reader.id);

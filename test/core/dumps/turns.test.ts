@@ -13,12 +13,12 @@ import { parseOptions } from '../../../src/cli/args.js';
 import { lintCommand, runLint } from '../../../src/cli/lint-command.js';
 import { TURN_SOURCES } from '../../../src/core/dumps/formats/turns.js';
 import {
-  DUMP_READERS,
   type DumpSample,
   detectFormat,
   lintFile,
   lintSample,
   parseRecord,
+  RECORD_READERS,
 } from '../../../src/core/dumps/index.js';
 import { FIXTURES, fixtureLines, fuzzReader, qwen3 as loadQwen3, protoSnapshot } from './fuzz-records.js';
 
@@ -80,7 +80,7 @@ describe('turns: detection', () => {
         );
         // whatever the registry's order, no other reader takes it
         assert.deepEqual(
-          DUMP_READERS.filter((r) => r.detect(record)).map((r) => r.id),
+          RECORD_READERS.filter((r) => r.detect(record)).map((r) => r.id),
           ['turns'],
         );
       }

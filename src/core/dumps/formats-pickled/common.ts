@@ -57,6 +57,8 @@ export interface PickledDump {
   path: string;
   count: number;
   meta: PickledMeta;
+  /** `meta.notes` (what the reader left out), as the registry's SampleFile has them. */
+  notes: readonly string[];
   /** Sample i (0-based; `record` = i), or the rejection naming what is wrong with it. */
   sample(i: number): Read<DumpSample>;
   /** Every sample in order. */
@@ -87,6 +89,7 @@ export function makeDump(d: {
     path: d.path,
     count,
     meta: d.meta,
+    notes: d.meta.notes,
     sample,
     *samples() {
       for (let i = 0; i < count; i++) yield sample(i);
@@ -111,6 +114,23 @@ export function guardFile<T>(name: string, f: () => Result<T, string>): Result<T
   } catch (e) {
     return fail(`${name}: unreadable (${(e as Error).message})`);
   }
+}
+
+/**
+ * A pickled format's two entry points from its reader of a byte source: `file(path)` (the file
+ * opened as a ByteSource) and `source(src)`, each `Result<lazy dump>` whose error is one line,
+ * anything thrown while reading included (`guardFile`).
+ */
+export function pickledReader(read: (src: ByteSource) => Result<PickledDump, string>): {
+  file: (path: string) => Result<PickledDump, string>;
+  source: (src: ByteSource) => Result<PickledDump, string>;
+} {
+  const source = (src: ByteSource) => guardFile(src.name, () => read(src));
+  const file = (path: string) => {
+    const src = openFile(path);
+    return src.ok ? source(src.value) : src;
+  };
+  return { file, source };
 }
 
 /** Open a file as a ByteSource, or the one-line reason why not. */
@@ -145,16 +165,31 @@ export function detectPickledSource(src: ByteSource): Result<Detected, string> {
   } catch (e) {
     return fail((e as Error).message);
   }
+  return detectPickledHead(head, src.name);
+}
+
+/** `detectPickled` on a file's first bytes (up to 64 KiB); `name` is the file named in the error. */
+export function detectPickledHead(head: Uint8Array, name: string): Result<Detected, string> {
   if (isZip(head)) return ok({ format: 'slime', container: 'torch-zip' });
-  if (head[0] === 0x80 && head[1] >= 2 && head[1] <= 5) {
+  if (isPickle(head)) {
     if (isLegacyTorch(head)) return ok({ format: 'slime', container: 'torch-legacy' });
     const text = new TextDecoder('latin1').decode(head);
     if (/(^|[^\w])skyrl(_train|\.backends\.skyrl_train)\.training_batch/.test(text))
       return ok({ format: 'skyrl', container: 'pickle' });
-    return fail(`${src.name}: a pickle (protocol ${head[1]}) that names no SkyRL training batch`);
+    return fail(`${name}: a pickle (protocol ${head[1]}) that names no SkyRL training batch`);
   }
   const shown = [...head.slice(0, 4)].map((b) => b.toString(16).padStart(2, '0')).join(' ');
-  return fail(`${src.name}: neither a pickle nor a torch archive (starts with ${shown || 'nothing'})`);
+  return fail(`${name}: neither a pickle nor a torch archive (starts with ${shown || 'nothing'})`);
+}
+
+/** Whether bytes start like a pickle of protocol 2 to 5 (0x80, then the protocol). */
+export function isPickle(head: Uint8Array): boolean {
+  return head[0] === 0x80 && head[1] >= 2 && head[1] <= 5;
+}
+
+/** Whether bytes start like a file the pickled readers take: a pickle or a zip. */
+export function looksPickled(head: Uint8Array): boolean {
+  return isPickle(head) || isZip(head);
 }
 
 /** Whether a pickle starts with torch's legacy magic number (LONG1 of 10 bytes). */

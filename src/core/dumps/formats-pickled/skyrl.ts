@@ -28,7 +28,6 @@
  */
 import * as path from 'node:path';
 import { fail, ok, type Result } from '../../schema.js';
-import type { ByteSource } from '../pickle/bytes.js';
 import {
   type AllowList,
   describePy,
@@ -45,7 +44,7 @@ import {
 } from '../pickle/pickle.js';
 import { torchArchiveAllowList } from '../pickle/torch-zip.js';
 import type { DumpSample, LengthIssue, Read } from '../sample.js';
-import { guardFile, makeDump, openFile, type PickledDump, place, type Table, tableOf } from './common.js';
+import { makeDump, type PickledDump, pickledReader, place, type Table, tableOf } from './common.js';
 
 /** The modules SkyRL's batch classes have lived in. */
 export const SKYRL_MODULES = ['skyrl.backends.skyrl_train.training_batch', 'skyrl_train.training_batch'];
@@ -91,19 +90,15 @@ export function stepFromName(file: string): number | undefined {
   return m ? Number(m[1]) : undefined;
 }
 
+const reader = pickledReader((src) => {
+  const r = unpickle(src, { allow: skyrlAllowList() });
+  return r.ok ? skyrlDump(src.name, r.value) : r;
+});
 /** Read a SkyRL `dump_data_batch` pickle: Result<lazy dump>, the error one line naming what is wrong or refused. */
-export function readSkyrlFile(file: string): Result<PickledDump, string> {
-  const src = openFile(file);
-  return src.ok ? readSkyrlSource(src.value) : src;
-}
+export const readSkyrlFile = reader.file;
 
 /** `readSkyrlFile` on any byte source (its `name` is the dump's path, and gives the step). */
-export function readSkyrlSource(src: ByteSource): Result<PickledDump, string> {
-  return guardFile(src.name, () => {
-    const r = unpickle(src, { allow: skyrlAllowList() });
-    return r.ok ? skyrlDump(src.name, r.value) : r;
-  });
-}
+export const readSkyrlSource = reader.source;
 
 /** The batch's columns by key (the state's batch_dict, else the dict items). */
 function columnsOf(top: PyValue): Result<{ cols: Map<unknown, PyValue>; state: PyDict | undefined }, string> {

@@ -40,11 +40,10 @@ import {
 import { readTorchSource } from '../pickle/torch-zip.js';
 import type { DumpSample, Read, Rejection } from '../sample.js';
 import {
-  guardFile,
   makeDump,
-  openFile,
   type PickledDump,
   type PickledMeta,
+  pickledReader,
   placeResponse,
   scalarOf,
   vectorOf,
@@ -77,16 +76,12 @@ const INFO_KEYS = [
 /** One sample's values by key. */
 type Getter = (key: string) => PyValue | undefined;
 
+const reader = pickledReader(slimeDump);
 /** Read a slime/miles `--dump-details` file: Result<lazy dump>, the error one line naming what is wrong or refused. */
-export function readSlimeFile(file: string): Result<PickledDump, string> {
-  const src = openFile(file);
-  return src.ok ? readSlimeSource(src.value) : src;
-}
+export const readSlimeFile = reader.file;
 
 /** `readSlimeFile` on any byte source (its `name` is the dump's path). */
-export function readSlimeSource(src: ByteSource): Result<PickledDump, string> {
-  return guardFile(src.name, () => slimeDump(src));
-}
+export const readSlimeSource = reader.source;
 
 function slimeDump(src: ByteSource): Result<PickledDump, string> {
   const file = src.name;
@@ -233,5 +228,32 @@ function slimeSample(g: Getter, i: number, kind: string, step?: number): Read<Du
     reward,
     step,
     group,
+    truncated: truncatedOf(g),
+    weightVersions: versionsOf(g('weight_versions')),
   });
+}
+
+/**
+ * Whether the response was cut at the length limit: the train dumps' `truncated` (1/0, as slime's
+ * `_convert_samples_to_train_data` sets it from the status), else the rollout sample's `status`
+ * (`"truncated"`, Sample.Status.TRUNCATED's value); undefined when neither is there.
+ */
+function truncatedOf(g: Getter): boolean | undefined {
+  const t = scalarOf(g('truncated'));
+  if (t !== undefined) return t !== 0;
+  const status = g('status');
+  return typeof status === 'string' ? status === 'truncated' : undefined;
+}
+
+/** slime's `weight_versions` (one per generation turn, written as strings like "3") as numbers; undefined when absent or not numeric. */
+function versionsOf(v: PyValue | undefined): number[] | undefined {
+  const items = seq(v);
+  if (!items?.length) return undefined;
+  const out: number[] = [];
+  for (const x of items) {
+    const n = typeof x === 'string' ? (x.trim() ? Number(x) : Number.NaN) : scalarOf(x);
+    if (n === undefined || !Number.isFinite(n)) return undefined;
+    out.push(n);
+  }
+  return out;
 }

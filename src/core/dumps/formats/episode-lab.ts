@@ -7,7 +7,7 @@ import * as v from 'valibot';
 import { ok } from '../../schema.js';
 import type { DumpSample, LengthIssue, Read } from '../sample.js';
 import { lengthIssue, numbers, parse } from './fields.js';
-import type { DumpReader } from './reader.js';
+import type { RecordReader } from './reader.js';
 
 const EpisodeLab = v.object({
   v: v.literal(1),
@@ -70,6 +70,7 @@ function read(record: unknown, index: number): Read<DumpSample[]> {
 
 export const episodeLab = {
   id: 'episode-lab',
+  kind: 'records',
   label: 'Episode Lab',
   source: "Episode Lab's own run files: src/core/gym/trajectory-json.ts",
   fields: 'v, ids, owner, tokens, actionMask, logps',
@@ -87,4 +88,4 @@ export const episodeLab = {
     'step',
     'group',
   ],
-} as const satisfies DumpReader;
+} as const satisfies RecordReader;

@@ -1,23 +1,42 @@
 /**
  * The dump formats, registered once. Everything about formats comes from `DUMP_READERS`: the ids
  * (`DUMP_FORMATS`, the `DumpFormat` type, the protocol's schema, the CLI's `--format` choices),
- * detection (the first reader, in this order, whose `detect` holds) and the docs' table of formats.
- * A new format is one module implementing DumpReader (reader.ts) and one line here.
+ * detection and the docs' table of formats. A file is detected by its first bytes first (the first
+ * whole-file reader whose `detectBytes` holds), else as JSONL by its first record (the first
+ * records reader, in this order, whose `detect` holds). A new format is one module implementing
+ * DumpReader (reader.ts) and one line here.
  */
 import { fail, ok, type Result } from '../../schema.js';
+import { skyrl, slime } from '../formats-pickled/index.js';
 import { type DumpSample, describeValue, type Read } from '../sample.js';
 import { episodeLab } from './episode-lab.js';
 import { jsonl } from './jsonl.js';
 import { nemoRl } from './nemo-rl.js';
 import { primeRl } from './prime-rl.js';
 import { primeRlExport } from './prime-rl-export.js';
-import type { DumpReader } from './reader.js';
+import type { DumpReader, FileReader, RecordReader } from './reader.js';
 import { turns } from './turns.js';
 
-export { CARRIED_FIELDS, type CarriedField, type DumpReader } from './reader.js';
+export {
+  CARRIED_FIELDS,
+  type CarriedField,
+  type DumpReader,
+  type FileReader,
+  type RecordReader,
+  type SampleFile,
+} from './reader.js';
 
-/** Every format's reader, in detection order. */
-export const DUMP_READERS = [nemoRl, primeRl, primeRlExport, turns, episodeLab, jsonl] as const;
+/** Every format's reader, in detection order (whole-file readers are tried first, on a file's bytes). */
+export const DUMP_READERS = [nemoRl, primeRl, primeRlExport, turns, episodeLab, jsonl, skyrl, slime] as const;
+
+/** The JSONL formats' readers, in detection order. */
+export const RECORD_READERS: readonly RecordReader<DumpFormat>[] = DUMP_READERS.filter(
+  (r): r is Extract<(typeof DUMP_READERS)[number], { kind: 'records' }> => r.kind === 'records',
+);
+/** The whole-file formats' readers, in detection order. */
+export const FILE_READERS: readonly FileReader<DumpFormat>[] = DUMP_READERS.filter(
+  (r): r is Extract<(typeof DUMP_READERS)[number], { kind: 'file' }> => r.kind === 'file',
+);
 
 export type DumpFormat = (typeof DUMP_READERS)[number]['id'];
 /** The format ids, in detection order; `auto` (detect from the first record) is not one of them. */
@@ -32,9 +51,9 @@ export function readerOf(format: string): DumpReader<DumpFormat> | undefined {
 export function detectFormat(record: unknown): Result<DumpFormat, string> {
   if (typeof record !== 'object' || record === null || Array.isArray(record))
     return fail(`expected a JSON object per line, found ${describeValue(record)}`);
-  const found = DUMP_READERS.find((r) => r.detect(record));
+  const found = RECORD_READERS.find((r) => r.detect(record));
   if (found) return ok(found.id);
-  const expected = DUMP_READERS.map((r) => `${r.id} (${r.fields})`).join('; ');
+  const expected = RECORD_READERS.map((r) => `${r.id} (${r.fields})`).join('; ');
   return fail(
     `unknown format: found fields ${Object.keys(record).join(', ') || '(none)'}; expected one of: ${expected}`,
   );
@@ -52,6 +71,11 @@ export function detectLineFormat(text: string, index: number): Result<DumpFormat
   return d.ok ? d : fail(`line ${index + 1}: ${d.error}`);
 }
 
+/** The whole-file format whose reader recognises a file's first bytes (up to 64 KiB), or undefined. */
+export function detectBytesFormat(head: Uint8Array): DumpFormat | undefined {
+  return FILE_READERS.find((r) => r.detectBytes(head))?.id;
+}
+
 /** Parse one JSONL line of a format into samples; a bad line is a Rejection, never a throw. */
 export function parseRecord(format: DumpFormat, text: string, index: number): Read<DumpSample[]> {
   let record: unknown;
@@ -66,11 +90,11 @@ export function parseRecord(format: DumpFormat, text: string, index: number): Re
     });
   }
   const reader = readerOf(format);
-  if (!reader)
+  if (reader?.kind !== 'records')
     return fail({
       record: index,
       field: '',
-      expected: `a format of ${DUMP_FORMATS.join(', ')}`,
+      expected: `a JSONL format of ${RECORD_READERS.map((r) => r.id).join(', ')}`,
       found: format,
     });
   return reader.read(record, index);

@@ -7,7 +7,7 @@ import * as v from 'valibot';
 import { ok } from '../../schema.js';
 import type { ChatMessage, DumpSample, LengthIssue, Read } from '../sample.js';
 import { lengthIssue, numbers, numbersOrNull, parse } from './fields.js';
-import { CARRIED_FIELDS, type DumpReader } from './reader.js';
+import { CARRIED_FIELDS, type RecordReader } from './reader.js';
 
 const Message = v.looseObject({ role: v.string() });
 const Jsonl = v.object({
@@ -23,6 +23,9 @@ const Jsonl = v.object({
   step: v.optional(v.number()),
   group: v.optional(v.number()),
   episode: v.optional(v.union([v.string(), v.number()])),
+  truncated: v.optional(v.boolean()),
+  weight_version: v.optional(v.number()),
+  weight_versions: v.optional(numbers),
 });
 
 function read(record: unknown, index: number): Read<DumpSample[]> {
@@ -50,6 +53,8 @@ function read(record: unknown, index: number): Read<DumpSample[]> {
       messages: x.messages as ChatMessage[] | undefined,
       tools: x.tools,
       episode: x.episode,
+      truncated: x.truncated,
+      weightVersions: x.weight_versions ?? (x.weight_version === undefined ? undefined : [x.weight_version]),
       lengthIssues: issues,
     },
   ]);
@@ -57,10 +62,11 @@ function read(record: unknown, index: number): Read<DumpSample[]> {
 
 export const jsonl = {
   id: 'jsonl',
+  kind: 'records',
   label: 'token-level JSONL',
   source: "Episode Lab's documented format for any trainer (docs/formats.md)",
   fields: 'ids, loss_mask (and logprobs, trainer_logprobs, advantages, reward, messages)',
   detect: (record) => 'ids' in record && 'loss_mask' in record,
   read,
   carries: CARRIED_FIELDS,
-} as const satisfies DumpReader;
+} as const satisfies RecordReader;

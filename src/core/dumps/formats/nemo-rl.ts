@@ -7,7 +7,7 @@ import * as v from 'valibot';
 import { fail, ok } from '../../schema.js';
 import { type DumpSample, describeValue, type LengthIssue, type Read } from '../sample.js';
 import { numbers, numbersOrNull, parse } from './fields.js';
-import type { DumpReader } from './reader.js';
+import type { RecordReader } from './reader.js';
 
 const NemoRl = v.object({
   token_ids: numbers,
@@ -77,6 +77,7 @@ function read(record: unknown, index: number): Read<DumpSample[]> {
 
 export const nemoRl = {
   id: 'nemo-rl',
+  kind: 'records',
   label: 'NeMo-RL',
   source:
     'NVIDIA-NeMo/RL @ 7ea279abfbeb698b092856d0dab61e7cf39bc909: nemo_rl/algorithms/grpo.py builds log_data, ' +
@@ -85,4 +86,4 @@ export const nemoRl = {
   detect: (record) => 'token_ids' in record && 'token_loss_mask' in record,
   read,
   carries: ['ids', 'lossMask', 'samplerLogprobs', 'trainerLogprobs', 'advantages', 'reward'],
-} as const satisfies DumpReader;
+} as const satisfies RecordReader;

@@ -10,7 +10,7 @@ import * as v from 'valibot';
 import { fail, ok } from '../../schema.js';
 import type { DumpSample, LengthIssue, Read } from '../sample.js';
 import { bools, boolsOrNull, lengthIssue, numbersOrNull, parse, tokenIds } from './fields.js';
-import type { DumpReader } from './reader.js';
+import type { RecordReader } from './reader.js';
 
 /** The export's `SCHEMA_VERSION`; a record of another version is refused, not guessed at. */
 export const EXPORT_SCHEMA_VERSION = 1;
@@ -71,6 +71,7 @@ function read(record: unknown, index: number): Read<DumpSample[]> {
 
 export const primeRlExport = {
   id: 'prime-rl-export',
+  kind: 'records',
   label: 'prime-rl token export',
   source:
     'PrimeIntellect-ai/prime-rl @ 559b44772e471d1538537b8805cc77f3824a5e64: TokenExporter.export ' +
@@ -80,4 +81,4 @@ export const primeRlExport = {
   detect: (record) => 'schema_version' in record && 'token_ids' in record && 'loss_mask' in record,
   read,
   carries: ['ids', 'lossMask', 'samplerLogprobs', 'trainerLogprobs', 'advantages', 'step'],
-} as const satisfies DumpReader;
+} as const satisfies RecordReader;

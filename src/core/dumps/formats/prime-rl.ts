@@ -8,7 +8,7 @@ import * as v from 'valibot';
 import { ok } from '../../schema.js';
 import type { ChatMessage, DumpSample, LengthIssue, Read } from '../sample.js';
 import { bools, numbers, parse } from './fields.js';
-import type { DumpReader } from './reader.js';
+import type { RecordReader } from './reader.js';
 
 const Node = v.object({
   parent: v.optional(v.nullable(v.number())),
@@ -178,6 +178,7 @@ function toChatMessage(m: unknown): ChatMessage | undefined {
 
 export const primeRl = {
   id: 'prime-rl',
+  kind: 'records',
   label: 'prime-rl',
   source:
     'PrimeIntellect-ai/prime-rl @ 559b44772e471d1538537b8805cc77f3824a5e64: FileMonitor.log_episodes ' +
@@ -189,4 +190,4 @@ export const primeRl = {
     Array.isArray((record as { nodes?: unknown }).nodes),
   read,
   carries: ['ids', 'lossMask', 'messages', 'tools', 'samplerLogprobs', 'advantages', 'reward', 'step'],
-} as const satisfies DumpReader;
+} as const satisfies RecordReader;

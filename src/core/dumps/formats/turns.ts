@@ -14,7 +14,7 @@ import type * as v from 'valibot';
 import { fail, ok } from '../../schema.js';
 import { type DumpSample, describeValue, type LengthIssue, type Read } from '../sample.js';
 import { bools, numbersOrNull, parse, tokenIds } from './fields.js';
-import type { DumpReader } from './reader.js';
+import type { RecordReader } from './reader.js';
 
 /** Where one source keeps its turns and what it calls their fields. */
 export interface TurnSource {
@@ -309,6 +309,7 @@ function read(record: unknown, index: number): Read<DumpSample[]> {
 
 export const turns = {
   id: 'turns',
+  kind: 'records',
   label: 'per-turn captures (ATIF, NeMo Gym, verifiers)',
   source:
     'NVIDIA-NeMo/RL @ 7ea279abfbeb698b092856d0dab61e7cf39bc909 nemo_rl/environments/nemo_gym.py (the prefix ' +
@@ -323,4 +324,4 @@ export const turns = {
   detect: (record) => TURN_SOURCES.some((s) => s.detect(record)),
   read,
   carries: ['ids', 'lossMask', 'samplerLogprobs', 'advantages', 'reward', 'group'],
-} as const satisfies DumpReader;
+} as const satisfies RecordReader;

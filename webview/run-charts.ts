@@ -205,8 +205,10 @@ export function renderStepChart(
   const steps = rows.map((r) => r.step);
   const x0 = Math.min(...steps);
   const x1 = Math.max(...steps);
+  // Bars are centred on their step: half a step of room on each side keeps them off the axis.
+  const pad = spec.stacked ? 0.5 : 0;
   const x = scaleLinear()
-    .domain([x0, Math.max(x1, x0 + 1)])
+    .domain([x0 - pad, Math.max(x1, x0 + 1) + pad])
     .range([M.left, width - M.right]);
   const y = scaleLinear()
     .domain(yDomain(spec, rows))

@@ -226,9 +226,14 @@ export function renderStepChart(
     .attr('class', 'axis x-axis')
     .attr('transform', `translate(0,${height - M.bottom})`)
     .call(
-      axisBottom(x)
-        .ticks(Math.min(6, Math.max(1, x1 - x0)))
-        .tickFormat((d) => String(d)),
+      // A few steps: a tick at each; more: about 6, whole steps only.
+      steps.length <= 8
+        ? axisBottom(x)
+            .tickValues(steps)
+            .tickFormat((d) => String(d))
+        : axisBottom(x)
+            .ticks(Math.min(6, Math.max(1, x1 - x0)))
+            .tickFormat((d) => (Number.isInteger(Number(d)) ? String(d) : '')),
     );
   drawXLabel(root, { left: M.left, right: width - M.right, y: height - 4 }, 'step');
   drawYAxis(root, y, { left: M.left, labelX: 12, top: M.top, bottom: height - M.bottom }, spec.unit);

@@ -4,9 +4,11 @@
  */
 import { startDashboard } from './dashboard-main.js';
 import { startInspector } from './inspector-main.js';
+import { startRunView } from './run-main.js';
 import { startTable } from './table-main.js';
 
 const app = document.getElementById('app')!;
 if (app.dataset.view === 'dashboard') startDashboard(app);
 else if (app.dataset.view === 'table') startTable(app);
+else if (app.dataset.view === 'run') startRunView(app);
 else startInspector(app);

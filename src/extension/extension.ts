@@ -4,6 +4,7 @@
  * the episode table and the commands), the file watcher, the commands and the panels' serializers.
  */
 
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { TableSource } from '../protocol/webview.js';
 import { Commands } from './commands.js';
@@ -11,7 +12,9 @@ import { DASHBOARD_VIEW_TYPE, Dashboard } from './dashboard.js';
 import { openDocs } from './docs.js';
 import { INSPECTOR_VIEW_TYPE } from './inspector.js';
 import { Inspectors } from './inspectors.js';
+import { openRunFolder, openRunSample, openStepSamples, tokenizerSetting } from './run-commands.js';
 import { type Node, RunTreeProvider } from './run-tree.js';
+import { RUN_VIEW_TYPE, RunViews } from './run-view.js';
 import { EpisodeTablePanel, TABLE_VIEW_TYPE } from './table-panel.js';
 import { isRunFolder, rowTarget } from './table-sources.js';
 import { TrainerClient } from './trainer-client.js';
@@ -25,13 +28,14 @@ interface Parts {
   inspector: Inspectors;
   table: EpisodeTablePanel;
   commands: Commands;
+  runViews: RunViews;
 }
 
 export function activate(context: vscode.ExtensionContext): void {
   const output = vscode.window.createOutputChannel('Episode Lab');
   const log = (line: string) => output.appendLine(`[${new Date().toLocaleTimeString()}] ${line}`);
-  const parts = createParts(context.extensionUri, output, log);
-  const { trainer, tree, treeView, inspector, dashboard, table } = parts;
+  const parts = createParts(context.extensionUri, output, log, context.globalStorageUri.fsPath);
+  const { trainer, tree, treeView, inspector, dashboard, table, runViews } = parts;
   context.subscriptions.push(
     output,
     tree,
@@ -39,6 +43,7 @@ export function activate(context: vscode.ExtensionContext): void {
     inspector,
     dashboard,
     table,
+    runViews,
     tree.onDidChangeTreeData(() => dashboard.schedule()),
     ...watchRuns(tree),
     { dispose: () => trainer.dispose() },
@@ -69,6 +74,7 @@ function createParts(
   extensionUri: vscode.Uri,
   output: vscode.OutputChannel,
   log: (line: string) => void,
+  storage: string,
 ): Parts {
   const trainer = new TrainerClient(vscode.Uri.joinPath(extensionUri, 'dist', 'trainer.js').fsPath, log);
   const tree = new RunTreeProvider(() => Commands.runsRoot());
@@ -101,7 +107,25 @@ function createParts(
     allowedRun: (dir) => isRunFolder(Commands.runsRoot(), dir),
   });
   const commands = new Commands(trainer, tree, treeView, inspector, dashboard, output, table);
-  const parts: Parts = { trainer, tree, treeView, dashboard, inspector, table, commands };
+  const runViews = new RunViews(extensionUri, trainer, log, {
+    openStep: (_dir, step) => openStepSamples(parts, _dir, step),
+    openSample: (file, record) => openRunSample(parts, file, record),
+    openDocs: () =>
+      void vscode.commands.executeCommand(
+        'markdown.showPreview',
+        vscode.Uri.file(path.join(extensionUri.fsPath, 'docs', 'runs.md')),
+      ),
+    changed: () => tree.runFoldersChanged(),
+    // The index cache lives in the extension's storage, never in the run folder.
+    cacheDir: () => storage,
+    tokenizer: tokenizerSetting,
+  });
+  tree.runFolders = () =>
+    runViews.list().map((v) => {
+      const s = v.follower.state();
+      return { dir: v.dir, steps: s.steps.length, following: s.following, waiting: s.waiting.length };
+    });
+  const parts: Parts = { trainer, tree, treeView, dashboard, inspector, table, commands, runViews };
   return parts;
 }
 
@@ -123,7 +147,8 @@ function watchRuns(tree: RunTreeProvider): vscode.Disposable[] {
   return [watcher, watcher.onDidCreate(refresh), watcher.onDidChange(refresh), watcher.onDidDelete(refresh)];
 }
 
-function registerCommands({ commands, tree }: Parts, extensionUri: vscode.Uri): vscode.Disposable[] {
+function registerCommands(parts: Parts, extensionUri: vscode.Uri): vscode.Disposable[] {
+  const { commands, tree } = parts;
   const register = (id: string, f: (...args: never[]) => unknown) => vscode.commands.registerCommand(id, f);
   return [
     register('episodeLab.trainAgent', () => commands.trainAgent()),
@@ -148,6 +173,10 @@ function registerCommands({ commands, tree }: Parts, extensionUri: vscode.Uri): 
     register('episodeLab.closeDumpFile', (n?: Parameters<Commands['closeDumpFile']>[0]) =>
       commands.closeDumpFile(n),
     ),
+    register('episodeLab.openRunFolder', (uri?: vscode.Uri) => openRunFolder(parts, uri)),
+    register('episodeLab.closeRunFolder', (n?: Node) => {
+      if (n?.kind === 'runFolder') parts.runViews.close(n.dir);
+    }),
     register('episodeLab.openRecord', (n?: Parameters<Commands['openRecord']>[0]) => commands.openRecord(n)),
     register('episodeLab.showDashboard', (n?: { dir?: string }) =>
       commands.showDashboard(n?.dir ? [n.dir] : undefined),
@@ -156,7 +185,7 @@ function registerCommands({ commands, tree }: Parts, extensionUri: vscode.Uri): 
 }
 
 /** Panels come back after a window reload. */
-function registerSerializers({ dashboard, table, inspector }: Parts): vscode.Disposable[] {
+function registerSerializers({ dashboard, table, inspector, runViews }: Parts): vscode.Disposable[] {
   const serializer = (viewType: string, revive: (panel: vscode.WebviewPanel, state: unknown) => void) =>
     vscode.window.registerWebviewPanelSerializer(viewType, {
       async deserializeWebviewPanel(panel, state) {
@@ -167,5 +196,6 @@ function registerSerializers({ dashboard, table, inspector }: Parts): vscode.Dis
     serializer(DASHBOARD_VIEW_TYPE, (panel, state) => dashboard.revive(panel, state)),
     serializer(TABLE_VIEW_TYPE, (panel, state) => table.revive(panel, state)),
     serializer(INSPECTOR_VIEW_TYPE, (panel, state) => inspector.revive(panel, state)),
+    serializer(RUN_VIEW_TYPE, (panel, state) => runViews.revive(panel, state)),
   ];
 }

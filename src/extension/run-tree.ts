@@ -28,6 +28,8 @@ export type Node =
   | { kind: 'dumpFile'; id: string; file: string }
   | { kind: 'dumpPage'; id: string; file: string; start: number }
   | { kind: 'dumpRecord'; id: string; file: string; record: number }
+  | { kind: 'runFolderGroup'; id: string }
+  | { kind: 'runFolder'; id: string; dir: string }
   | { kind: 'run'; id: string; dir: string }
   | { kind: 'step'; id: string; dir: string; step: number }
   | { kind: 'page'; id: string; dir: string; step: number; start: number }
@@ -43,6 +45,8 @@ export class RunTreeProvider implements vscode.TreeDataProvider<Node>, vscode.Di
   readonly active = new Set<string>();
   /** Real trainers' dump files opened in this window, listed in their own group after the runs. */
   readonly dumps = new DumpFiles();
+  /** Real trainers' run folders opened in the run view (set by the extension), listed in their own group. */
+  runFolders: () => RunFolderRow[] = () => [];
   private refreshing: Promise<void> | null = null;
   private again = false;
 
@@ -130,6 +134,15 @@ export class RunTreeProvider implements vscode.TreeDataProvider<Node>, vscode.Di
     return this.runDirs.map((d) => this.index(d));
   }
 
+  /** Tell the tree that the opened run folders changed (one opened or closed, a step summarised). */
+  runFoldersChanged(): void {
+    this.changed.fire(undefined);
+  }
+
+  private runFolderGroup(): Node {
+    return this.node({ kind: 'runFolderGroup', id: 'runFolders' });
+  }
+
   /** Tell the tree that the dump files changed (one opened, or its summary arrived). */
   dumpsChanged(): void {
     this.changed.fire(undefined);
@@ -165,7 +178,13 @@ export class RunTreeProvider implements vscode.TreeDataProvider<Node>, vscode.Di
       return [
         ...this.runDirs.map((dir) => this.runNode(dir)),
         ...(this.dumps.list().length ? [this.dumpGroup()] : []),
+        ...(this.runFolders().length ? [this.runFolderGroup()] : []),
       ];
+    if (n.kind === 'runFolderGroup')
+      return this.runFolders().map((r) =>
+        this.node({ kind: 'runFolder', id: `runFolder:${r.dir}`, dir: r.dir }),
+      );
+    if (n.kind === 'runFolder') return [];
     if (n.kind === 'dumpGroup') return this.dumps.list().map((r) => this.dumpNode(r.ref.file));
     if (n.kind === 'dumpFile' || n.kind === 'dumpPage') return this.dumpChildren(n);
     if (n.kind === 'dumpRecord') return [];
@@ -202,7 +221,8 @@ export class RunTreeProvider implements vscode.TreeDataProvider<Node>, vscode.Di
   }
 
   getParent(n: Node): Node | undefined {
-    if (n.kind === 'run' || n.kind === 'dumpGroup') return undefined;
+    if (n.kind === 'run' || n.kind === 'dumpGroup' || n.kind === 'runFolderGroup') return undefined;
+    if (n.kind === 'runFolder') return this.runFolderGroup();
     if (n.kind === 'dumpFile') return this.dumpGroup();
     if (n.kind === 'dumpPage') return this.nodes.get(`dump:${n.file}`);
     if (n.kind === 'dumpRecord') {
@@ -266,6 +286,7 @@ export class RunTreeProvider implements vscode.TreeDataProvider<Node>, vscode.Di
   getTreeItem(n: Node): vscode.TreeItem {
     if (n.kind === 'dumpGroup' || n.kind === 'dumpFile' || n.kind === 'dumpPage' || n.kind === 'dumpRecord')
       return this.dumpItem(n);
+    if (n.kind === 'runFolderGroup' || n.kind === 'runFolder') return runFolderItem(n, this.runFolders());
     const ix = this.index(n.dir);
     const C = vscode.TreeItemCollapsibleState;
     switch (n.kind) {
@@ -324,6 +345,41 @@ export class RunTreeProvider implements vscode.TreeDataProvider<Node>, vscode.Di
       }
     }
   }
+}
+
+/** What the run explorer shows of an opened run folder. */
+export interface RunFolderRow {
+  dir: string;
+  steps: number;
+  following: boolean;
+  /** Steps still being written. */
+  waiting: number;
+}
+
+/** The run folders' group row, or one run folder's row (a click opens its run view). */
+function runFolderItem(n: Extract<Node, { kind: 'runFolderGroup' | 'runFolder' }>, rows: RunFolderRow[]) {
+  if (n.kind === 'runFolderGroup') {
+    const item = new vscode.TreeItem('Run folders', vscode.TreeItemCollapsibleState.Expanded);
+    item.description = `${rows.length} folder${rows.length === 1 ? '' : 's'}`;
+    item.iconPath = new vscode.ThemeIcon('folder-library');
+    item.contextValue = 'runFolderGroup';
+    item.id = n.id;
+    return item;
+  }
+  const r = rows.find((x) => x.dir === n.dir);
+  const item = new vscode.TreeItem(path.basename(n.dir), vscode.TreeItemCollapsibleState.None);
+  const steps = r ? `${r.steps} step${r.steps === 1 ? '' : 's'}` : '';
+  item.description = `${steps}${r?.following ? ' · following' : ''}${r?.waiting ? ` · ${r.waiting} being written` : ''}`;
+  item.tooltip = `${n.dir}\nClick to open its run view.`;
+  item.iconPath = new vscode.ThemeIcon(r?.following ? 'eye' : 'folder');
+  item.contextValue = 'runFolder';
+  item.id = n.id;
+  item.command = {
+    command: 'episodeLab.openRunFolder',
+    title: 'Open Run Folder',
+    arguments: [vscode.Uri.file(n.dir)],
+  };
+  return item;
 }
 
 /** An opened dump file's row: an error icon when it could not be read, a tick only once linted clean. */

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import type { Result } from '../core/schema.js';
 
-export type WebviewView = 'inspector' | 'dashboard' | 'table';
+export type WebviewView = 'inspector' | 'dashboard' | 'table' | 'run';
 
 const EMPTY_STYLE_HASH = 'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=';
 
@@ -24,7 +24,11 @@ function webviewHtml(
   title: string,
 ): string {
   const n = nonce();
-  const css = ['inspector.css', ...(view === 'dashboard' ? ['dashboard.css'] : [])].map((f) =>
+  const extra: Partial<Record<WebviewView, string[]>> = {
+    dashboard: ['dashboard.css'],
+    run: ['dashboard.css', 'run.css'],
+  };
+  const css = ['inspector.css', ...(extra[view] ?? [])].map((f) =>
     webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'media', f)),
   );
   const js = webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'dist', 'webview.js'));

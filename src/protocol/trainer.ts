@@ -46,6 +46,7 @@ import {
   strings,
   text,
 } from '../core/schema.js';
+import { GroupViewSchema, RunStepRefSchema, RunStepsResultSchema } from './runs.js';
 
 export type { Credit, Estimator } from '../core/rl/credit.js';
 export { CreditSchema, ESTIMATORS } from '../core/rl/credit.js';
@@ -411,6 +412,32 @@ export const JOBS = {
   episodeTable: quick(
     { runDir: Folder },
     strict({ table: EpisodeTableSchema, warnings: list(anyText(10_000), 0, 1000) }),
+  ),
+  /**
+   * Summarise complete steps of a run folder (the host decides which are complete): each step's
+   * files linted in one streaming pass, or taken from the index cache in `cacheDir` (never the run
+   * folder). Progress counts steps; a cancel stops between files and returns the steps done.
+   */
+  runSteps: long(
+    {
+      dir: Folder,
+      tokenizer: v.nullable(Folder),
+      cacheDir: v.nullable(Folder),
+      steps: list(RunStepRefSchema, 0, 100_000),
+    },
+    RunStepsResultSchema,
+    'steps',
+  ),
+  /** The samples of one GRPO group of a step (null: its first group), with the step's group ids. */
+  runGroup: quick(
+    {
+      dir: Folder,
+      step: RunStepRefSchema,
+      tokenizer: v.nullable(Folder),
+      cacheDir: v.nullable(Folder),
+      group: v.nullable(int(-1e15, 1e15)),
+    },
+    GroupViewSchema,
   ),
 };
 

@@ -39,7 +39,7 @@ const misfits = new Set<string>();
 const misfitKey = (file: string, tok: DumpTokenizer) => `${path.resolve(file)}\0${tok.source}`;
 
 /** The tokenizer a job names, or the one beside the file, or none; `note` says which and why. */
-function tokenizerFor(file: string, dir: string | null): { tok?: DumpTokenizer; error?: string } {
+export function tokenizerFor(file: string, dir: string | null): { tok?: DumpTokenizer; error?: string } {
   const where = dir ?? findTokenizerBeside(file);
   if (!where) return {};
   const key = path.resolve(where);

@@ -29,6 +29,7 @@ import { policyLabel } from '../protocol/webview.js';
 import { creditTableJob, evalContextJob, loadModel, rerunJob, runConfig } from './analysis-jobs.js';
 import { creditHooks } from './credit-train.js';
 import { dumpMismatch, dumpOpen, dumpSample } from './dump-jobs.js';
+import { runGroup, runSteps } from './run-jobs.js';
 
 /** What every job's handler gets. */
 export interface JobContext {
@@ -191,6 +192,15 @@ export const jobs: JobRegistry = {
       progress: (done, total, message) => ctx.progress(done, total, message),
       cancelled: () => ctx.cancelled,
     });
+  },
+  async runSteps(job, ctx) {
+    return runSteps(job, {
+      progress: (done, total, message) => ctx.progress(done, total, message),
+      cancelled: () => ctx.cancelled,
+    });
+  },
+  async runGroup(job) {
+    return runGroup(job);
   },
   async episodeTable(job) {
     const warnings: string[] = [];

@@ -25,6 +25,12 @@ import {
   mismatchWorst,
 } from './mismatch-steps';
 import {
+  followWhileWriting,
+  groupsAndStepSamples,
+  openRunFolderFromExplorer,
+  runViewWidths,
+} from './runs-steps.js';
+import {
   acceptDefault,
   answer,
   clickTreeRow,
@@ -760,5 +766,9 @@ describe('Episode Lab in code-server: sample, explore, inspect, debug the mask',
   step('T1', 'a dump with no tokenizer found: the picker, not checked, no tick', [], noTokenizer);
   step('T2', 'pick its tokenizer folder: header, coverage line, clean', ['T1'], pickTokenizer);
   step('T3', 'the tokenizer setting changes: the open file is read again', ['T1'], settingChanges);
+  step('R1', 'Open Run Folder from the explorer: the run view and its charts', [], openRunFolderFromExplorer);
+  step('R2', 'the run view follows a folder while a script writes steps', ['R1'], followWhileWriting);
+  step('R3', 'the group view; a chart point opens its step in the table', ['R2'], groupsAndStepSamples);
+  step('R4', 'the run view at 1600 and 400 px in both themes', ['R2'], runViewWidths);
   step('23', 'no Content Security Policy violation', [], noCspViolation);
 });

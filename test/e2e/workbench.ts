@@ -63,7 +63,7 @@ export async function runCommand(page: Page, title: string): Promise<void> {
 /** A webview's document (the inner frame whose #app has this data-view and is shown), polled until it appears. */
 export async function webviewFrame(
   page: Page,
-  view: 'inspector' | 'dashboard' | 'table',
+  view: 'inspector' | 'dashboard' | 'table' | 'run',
   ms = 30_000,
 ): Promise<Frame> {
   const end = Date.now() + ms;

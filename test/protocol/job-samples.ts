@@ -50,4 +50,19 @@ export const JOB_SAMPLES: { [K in JobKind]: JobOf<K> } = {
   },
   dumpMismatch: { kind: 'dumpMismatch', file: '/d.jsonl', tokenizer: null, format: 'auto' },
   episodeTable: { kind: 'episodeTable', runDir: '/r/a' },
+  runSteps: {
+    kind: 'runSteps',
+    dir: '/run',
+    tokenizer: null,
+    cacheDir: '/cache',
+    steps: [{ step: 3, path: '/run/step_3.jsonl', files: ['/run/step_3.jsonl'] }],
+  },
+  runGroup: {
+    kind: 'runGroup',
+    dir: '/run',
+    step: { step: 3, path: '/run/step_3.jsonl', files: ['/run/step_3.jsonl'] },
+    tokenizer: null,
+    cacheDir: null,
+    group: 2,
+  },
 };

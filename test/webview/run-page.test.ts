@@ -1,0 +1,148 @@
+/**
+ * The run view page driven as the host drives it (test/webview/harness.ts): a run's state in (rows
+ * summarised by the trainer's runSteps from test/run-fixture.ts's folder), the charts, reference
+ * lines, advisories and follow bar it draws, and what a point, the follow button and the group
+ * view's buttons post.
+ */
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { after, describe, test } from 'node:test';
+import { runAdvisories } from '../../src/extension/run-follow.js';
+import { runGroup, runSteps } from '../../src/trainer/run-jobs.js';
+import { startRunView } from '../../webview/run-main.js';
+import { writeRunStep } from '../run-fixture.js';
+import { openPage, wait } from './harness.js';
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'el-run-page-'));
+after(() => fs.rmSync(tmp, { recursive: true, force: true }));
+const dir = path.join(tmp, 'run');
+const refs = [0, 1, 2, 3, 4].map((step) => {
+  const file = writeRunStep(dir, step);
+  return { step, path: file, files: [file] };
+});
+
+async function rows() {
+  const r = await runSteps(
+    { kind: 'runSteps', dir, tokenizer: null, cacheDir: null, steps: refs },
+    { progress: () => {}, cancelled: () => false },
+  );
+  return r.steps;
+}
+
+describe('the run view page', () => {
+  test('charts with reference lines, advisories with evidence, follow bar; a point opens its step', async () => {
+    const steps = await rows();
+    const page = await openPage(startRunView);
+    const advisories = runAdvisories(steps);
+    page.send({
+      type: 'run',
+      dir,
+      layout: 'flat',
+      steps,
+      advisories,
+      following: true,
+      waiting: [{ step: 5, why: 'quiet' }],
+      busy: null,
+      errors: [],
+    });
+    await wait(5);
+    const d = page.document;
+    assert.equal(page.app.dataset.stepList, '0,1,2,3,4');
+    const figures = [...d.querySelectorAll('.run-chart')].map((f) => (f as HTMLElement).dataset.figure);
+    for (const id of ['findings', 'k3', 'mean_exp_abs', 'reward', 'zero_std', 'truncated', 'length', 'turns'])
+      assert.ok(figures.includes(id), `chart ${id}`);
+    assert.ok(!figures.includes('versions'), 'no weight versions recorded: no chart');
+    const trunc = d.querySelector('.run-chart[data-figure="truncated"]')!;
+    assert.ok(
+      trunc.classList.contains('missing') && !trunc.querySelector('svg'),
+      'unknown truncation: a note',
+    );
+    // Findings per rule: stacked bars adding up to each step's findings.
+    const bars = [...d.querySelectorAll('.run-chart[data-figure="findings"] rect.bar')];
+    const total = (step: number) =>
+      bars
+        .filter((b) => b.getAttribute('data-step') === String(step))
+        .reduce((n, b) => n + Number(/: (\d+)/.exec(b.querySelector('title')!.textContent ?? '')![1]), 0);
+    for (const s of steps)
+      assert.equal(
+        total(s.step),
+        Object.values(s.summary.findings).reduce((a, b) => a + b, 0),
+      );
+    const k3 = d.querySelector('.run-chart[data-figure="k3"]')!;
+    assert.match(k3.querySelector('.ref-label')!.textContent ?? '', /k3 = 1e-3/);
+    assert.match(k3.querySelector('figcaption')!.getAttribute('title') ?? '', /mismatch_kl/);
+    assert.match(k3.querySelector('.y-label')!.textContent ?? '', /nats/);
+    const mea = d.querySelector('.run-chart[data-figure="mean_exp_abs"]')!;
+    assert.match(mea.querySelector('.ref-label')!.textContent ?? '', /1\.05/);
+    assert.match(mea.querySelector('figcaption')!.getAttribute('title') ?? '', /token_mult_prob_error/);
+    // One point per step on the k3 line, each titled with its value.
+    const pts = k3.querySelectorAll('circle.run-pt');
+    assert.equal(pts.length, 5);
+    assert.match(pts[2].querySelector('title')!.textContent ?? '', /step 2: /);
+    assert.match(
+      d.querySelector('.follow-state')!.textContent ?? '',
+      /Following: 5 steps; waiting for step 5/,
+    );
+    assert.ok(
+      advisories.some((a) => a.id === 'mismatch-rising'),
+      'the fixture’s mismatch rises',
+    );
+    const adv = d.querySelector('.advisory[data-advisory="mismatch-rising"]')!;
+    assert.ok(adv.querySelectorAll('.evidence button').length >= 4);
+    page.fresh();
+    // The advisory links to its latest step's sample with the largest share of k3.
+    const rise = advisories.find((a) => a.id === 'mismatch-rising')!;
+    assert.equal(rise.link.step, 4);
+    page.click('.advisory[data-advisory="mismatch-rising"] .advisory-open');
+    assert.deepEqual(page.fresh(), [{ type: 'openSample', path: rise.link.path, record: rise.link.sample }]);
+    assert.equal(rise.link.path, refs[4].files[0]);
+    (pts[3] as unknown as { dispatchEvent(e: Event): void }).dispatchEvent(
+      new (d.defaultView as unknown as { Event: typeof Event }).Event('click'),
+    );
+    const posted = page.fresh();
+    assert.deepEqual(posted[0], { type: 'openStep', step: 3 });
+    assert.deepEqual(posted[1], { type: 'group', step: 3, group: null });
+    page.click('#follow-toggle');
+    assert.deepEqual(page.fresh(), [{ type: 'follow', on: false }]);
+    // The group view: cards side by side, previous / next group, next sibling.
+    const view = await runGroup({
+      kind: 'runGroup',
+      dir,
+      step: refs[3],
+      tokenizer: null,
+      cacheDir: null,
+      group: null,
+    });
+    page.send({ type: 'group', view });
+    await wait(5);
+    assert.equal(d.querySelectorAll('.group-card').length, 4);
+    assert.match(d.querySelector('.group-title')!.textContent ?? '', /Group 0 of step 3 \(1 of 3\)/);
+    assert.ok((d.querySelector('#group-prev') as HTMLButtonElement).disabled);
+    page.click('#group-next');
+    assert.deepEqual(page.fresh(), [{ type: 'group', step: 3, group: 1 }]);
+    page.send({
+      type: 'group',
+      view: await runGroup({
+        kind: 'runGroup',
+        dir,
+        step: refs[3],
+        tokenizer: null,
+        cacheDir: null,
+        group: 1,
+      }),
+    });
+    await wait(5);
+    page.click('#group-sibling');
+    assert.deepEqual(page.fresh(), [{ type: 'openSample', path: refs[3].files[0], record: 5 }]);
+    assert.equal(d.querySelector('.group-card.selected')?.getAttribute('data-record'), '5');
+  });
+
+  test('a malformed message is dropped', async () => {
+    const page = await openPage(startRunView);
+    page.send({ type: 'run', dir: 3 });
+    await wait(5);
+    assert.match(page.app.textContent ?? '', /Loading/);
+  });
+});

@@ -330,8 +330,8 @@ export class Commands {
   /**
    * Resume a stopped training run (the explorer's run, a run folder, or one picked from the stopped
    * runs): the trainer's resume job, which continues it as `episode-lab train --resume` does. A run
-   * that cannot be resumed (finished, a recipe's arm, one with a critic, or one this window is
-   * writing) is an error message that says why, and starts nothing.
+   * that cannot be resumed (finished, a recipe's arm, one with invalid credit options, or one this
+   * window is writing) is an error message that says why, and starts nothing.
    */
   async resumeRun(target?: Node | string): Promise<void> {
     const dir =

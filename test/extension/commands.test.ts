@@ -155,18 +155,18 @@ describe('Resume Run', () => {
     assert.ok(state.info.some((m) => m.includes('train-a resumed and finished: 28 more steps')));
   });
 
-  it('refuses a finished run, a recipe’s arm and a run with a critic, saying why, and starts nothing', async () => {
+  it('refuses a finished run, a recipe’s arm and a run with invalid credit options, saying why, and starts nothing', async () => {
     const finished = makeRun('done', 4, 4, true);
     const arm = makeRun('recipe-12.3/default', 40, 3, false, { recipe: '12.3', arm: 'default' });
     const critic = makeRun('critic', 40, 3, false, {
-      credit: { estimator: 'turn', critic: true, lam: 0.95, warmupSteps: 60 },
+      credit: { estimator: 'turn', critic: false, lam: 0.95, warmupSteps: 60 },
     });
     const { cmds, started } = setup();
     for (const dir of [finished, arm, critic]) await cmds.resumeRun(dir);
     assert.equal(started.length, 0);
     assert.match(state.errors[0], /done already finished its 4 steps/);
     assert.match(state.errors[1], /an arm of recipe 12\.3/);
-    assert.match(state.errors[2], /trains a critic/);
+    assert.match(state.errors[2], /critic\/config\.json: its credit options are not valid/);
   });
 
   it('from the palette: picks among the stopped runs only', async () => {

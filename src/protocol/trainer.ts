@@ -202,6 +202,7 @@ export const EpisodeTableSchema = v.pipe(
     keys: strings(MAX_TABLE_ROWS),
     step: NullableNumberColumn,
     index: NullableNumberColumn,
+    id: NullableStringColumn,
     task: NullableStringColumn,
     kind: NullableStringColumn,
     group: NullableNumberColumn,

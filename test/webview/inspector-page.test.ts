@@ -362,14 +362,14 @@ describe('the inspector page', () => {
       type: 'showDump',
       title: 'f: sample 1',
       summary: dumpSummary(),
-      view: dumpView(1),
+      view: { ...dumpView(1), fileId: { field: 'idx', value: '17' } },
       sample: 0,
       samples: 1,
     });
     assert.match(
       text(p, 'header .info') ?? '',
-      /sample 1 \(of 4, from 0\)/,
-      'numbered from 0 as the CLI does',
+      /sample 1 \(of 4, from 0\) · idx 17 · /,
+      "numbered from 0 as the CLI does, the file's own id beside it",
     );
     const detailToken = () => /^token#(\d+)/.exec(text(p, '.detail-box .detail') ?? '')?.[1];
     const chip = (i: number) => p.app.querySelector(`.strip-box .chip[data-i="${i}"]`)!;

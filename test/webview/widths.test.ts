@@ -41,18 +41,24 @@ describe('the credit chart fits its panel', () => {
 });
 
 describe('the episode table folds columns in a narrow panel', () => {
-  it('the narrow grid has one track per column left shown, and hides only real columns', () => {
+  it('the narrow grid has one track per column left shown (with and without the id column), and hides only real columns', () => {
     const css = readFileSync(join(__dirname, '../../media/inspector.css'), 'utf8');
     const block = css.slice(css.lastIndexOf('@media (max-width: 640px)'));
     const hidden = [...block.matchAll(/\.grid \.col-([a-z]+)/g)].map((m) => m[1]);
     for (const c of hidden) assert.ok((COLUMNS as readonly string[]).includes(c), c);
-    const template = /grid-template-columns:\s*([^;]+);/.exec(block)?.[1] ?? '';
     // Tracks: top-level space-separated items (minmax(...) counts as one).
-    const tracks = template
-      .replace(/\([^)]*\)/g, '()')
-      .trim()
-      .split(/\s+/);
-    assert.equal(tracks.length, COLUMNS.length - hidden.length);
+    const tracks = (template: string) =>
+      template
+        .replace(/\([^)]*\)/g, '()')
+        .trim()
+        .split(/\s+/).length;
+    const templates = [...block.matchAll(/grid-template-columns:\s*([^;]+);/g)].map((m) => m[1]);
+    // Without a record id the id column is hidden too (.grid:not(.has-id) .col-id); with one, shown.
+    assert.ok(/\.grid:not\(\.has-id\) \.col-id\s*\{\s*display: none/.test(css));
+    assert.deepEqual(templates.map(tracks), [
+      COLUMNS.length - hidden.length - 1,
+      COLUMNS.length - hidden.length,
+    ]);
     assert.ok(!hidden.includes('findings') && !hidden.includes('reward') && !hidden.includes('tokens'));
   });
 });

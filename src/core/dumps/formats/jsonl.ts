@@ -50,6 +50,7 @@ function read(record: unknown, index: number): Read<DumpSample[]> {
       messages: x.messages as ChatMessage[] | undefined,
       tools: x.tools,
       episode: x.episode,
+      fileId: x.episode !== undefined ? { field: 'episode', value: String(x.episode) } : undefined,
       lengthIssues: issues,
     },
   ]);

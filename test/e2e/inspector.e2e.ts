@@ -658,6 +658,7 @@ async function trainAndCancel(): Promise<void> {
     'Reward',
     'Loss mode',
     'Context policy',
+    'Batch',
     'Advantage estimator',
     'Critic',
   ])

@@ -14,6 +14,15 @@ import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type Browser, chromium, type Frame, type Page } from 'playwright-core';
 import {
+  cancelAndResume,
+  closeDump,
+  dailyWidths,
+  dumpTableFilter,
+  findingKeys,
+  searchToken,
+  trainTurnGae,
+} from './walkthrough-steps';
+import {
   acceptDefault,
   answer,
   clickTreeRow,
@@ -740,5 +749,27 @@ describe('Episode Lab in code-server: sample, explore, inspect, debug the mask',
   step('20', 'a second inspector beside the first, then closed', ['19'], inspectorBeside);
   step('21', 'Train Agent, then Cancel Run: a clean stop', [], trainAndCancel);
   step('22', 'widths 1600 px and 400 px in both themes', ['14'], widths);
+  step('W1', 'walkthrough: Train Agent with turn-level GAE; an episode’s TD errors', [], trainTurnGae);
+  step(
+    'W2',
+    'walkthrough: cancel, the dashboard says stopped, resume from the UI: the same history',
+    [],
+    cancelAndResume,
+  );
+  step(
+    'W3',
+    'walkthrough: a dump’s table filtered by reward and tokens, with its own ids',
+    [],
+    dumpTableFilter,
+  );
+  step('W4', 'walkthrough: search a token by id', ['W3'], searchToken);
+  step('W5', 'walkthrough: n and p step through the findings', ['W3'], findingKeys);
+  step('W6', 'walkthrough: close the opened dump file', ['W3'], closeDump);
+  step(
+    'W7',
+    'walkthrough: every view at 1600 and 400 px, dark and light; nothing wider than the panel',
+    ['W1'],
+    dailyWidths,
+  );
   step('23', 'no Content Security Policy violation', [], noCspViolation);
 });

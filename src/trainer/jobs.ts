@@ -235,6 +235,9 @@ async function runTraining(
   more: Partial<TrainRunOptions> = {},
 ): Promise<JobResults['train']> {
   let announced = false;
+  // What this job ran (a resume: the steps after the run's last committed one), as RunResult counts.
+  let ran = 0;
+  let episodes = 0;
   const res = await trainRun({
     ...more,
     runDir,
@@ -248,6 +251,8 @@ async function runTraining(
         ctx.runCreated(runDir);
         announced = true;
       }
+      ran++;
+      episodes += r.episodes;
       ctx.progress(
         r.step + 1,
         total,
@@ -261,8 +266,8 @@ async function runTraining(
     );
   return {
     runDir,
-    steps: res.history.length,
-    episodes: res.history.reduce((a, h) => a + h.episodes, 0),
+    steps: ran,
+    episodes,
     complete: res.complete,
   };
 }

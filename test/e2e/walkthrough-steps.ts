@@ -440,8 +440,10 @@ export function dailyViews(): ViewVisit[] {
         await insp.locator('#app[data-credit="ready"]').waitFor({ timeout: 60_000 });
         // Episode 0 pinned, episode 1 shown: the comparison call by call.
         await unpin(insp);
-        await insp.locator('#pin').click();
-        await insp.locator('#pin', { hasText: 'pinned' }).waitFor({ timeout: 10_000 });
+        if (!/pinned/.test((await insp.locator('#pin').textContent()) ?? '')) {
+          await insp.locator('#pin').click();
+          await insp.locator('#pin', { hasText: 'pinned' }).waitFor({ timeout: 10_000 });
+        }
         await insp.locator('#walk-next').click();
         const shown = await webviewFrame(wb.page, 'inspector');
         await shown.locator('.compare-pinned tr[data-call]').first().waitFor({ timeout: 30_000 });

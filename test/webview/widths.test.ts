@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { COLUMNS } from '../../src/core/browse/table.js';
-import { creditSeries, renderCreditBars } from '../../webview/credit.js';
+import { creditSeries, renderCreditBars, renderCreditTable } from '../../webview/credit.js';
 import { credit, doc } from './fixtures.js';
 
 const svgWidth = (svg: SVGSVGElement) => Number(svg.getAttribute('width'));
@@ -30,6 +30,19 @@ describe('the credit chart fits its panel', () => {
     const natural = Math.max(96, creditSeries(c).length * 15 + 24);
     const svg = renderCreditBars(doc(), c, null, undefined, 1536);
     assert.equal(svgWidth(svg), 70 + c.calls.length * natural);
+  });
+
+  it('the credit table names each cell’s column (data-label), for its narrow layout as labelled values', () => {
+    const table = renderCreditTable(doc(), credit(true));
+    const heads = [...table.querySelectorAll('thead th')].map((th) => th.textContent);
+    assert.ok(heads.includes('TD error δ_k') && heads.includes('V(s_k+1)'));
+    for (const tr of table.querySelectorAll('tbody tr'))
+      assert.deepEqual(
+        [...tr.querySelectorAll('td')].map((td) => (td as HTMLElement).dataset.label),
+        heads,
+      );
+    const css = readFileSync(join(__dirname, '../../media/inspector.css'), 'utf8');
+    assert.match(css, /\.credit-table td\[data-label\]:not\(:first-child\)::before/);
   });
 
   it('too many calls to fit: groups stop at their narrowest and the chart scrolls in its box', () => {

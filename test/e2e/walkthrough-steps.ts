@@ -447,9 +447,7 @@ export function dailyViews(): ViewVisit[] {
         await insp.locator('#walk-next').click();
         const shown = await webviewFrame(wb.page, 'inspector');
         await shown.locator('.compare-pinned tr[data-call]').first().waitFor({ timeout: 30_000 });
-        await shown
-          .locator('#app[data-credit="ready"]:not([data-state="pending"])')
-          .waitFor({ timeout: 60_000 });
+        await shown.locator('.credit-table').waitFor({ timeout: 60_000 });
         return shown;
       },
       sections: ['.strip-box', '.mask-debugger', '.context-editor', '.credit', '.compare-pinned'],

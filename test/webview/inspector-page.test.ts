@@ -402,6 +402,19 @@ describe('the inspector page', () => {
     assert.equal(text(p, '.search-count'), '2 of 2');
     p.choose('#token-search', 'nothing like this', 'input');
     assert.equal(text(p, '.search-count'), 'no match');
+    // Another sample shown: the query's results are its own (none here), not the last sample's.
+    p.choose('#token-search', '#4', 'input');
+    assert.match(text(p, '.search-count') ?? '', /^1 of \d+$/);
+    const other = dumpView(1);
+    p.send({
+      type: 'showDump',
+      title: 'f: sample 1',
+      summary: dumpSummary(),
+      view: { ...other, ids: other.ids.map(() => 9) },
+      sample: 0,
+      samples: 1,
+    });
+    assert.equal(text(p, '.search-count'), 'no match');
     // A click on a chip holds that one instead.
     p.fire(chip(0), 'click');
     p.fire(chip(1), 'mouseover');

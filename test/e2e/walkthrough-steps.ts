@@ -378,14 +378,16 @@ export interface ViewVisit {
 }
 
 /**
- * Visit `views` at 1600 px (side bar open) and at 400 px (side bar closed, the panel as wide as a side
- * panel), in the dark and the light theme: a screenshot of each section, named
+ * Visit `views` in one editor group at 1600 px (side bar open) and at 400 px (side bar closed, the
+ * panel as wide as a side panel), in the dark and the light theme: a screenshot of each section, named
  * `width-<view>[-<section>]-<px>-<theme>.png`, and at 400 px the lines `overflowing(page)` reports.
  * Throws once at the end with every overflow found, so one run shows them all.
  */
 export async function widthSweep(views: readonly ViewVisit[]): Promise<void> {
   const page = wb.page;
   const found: string[] = [];
+  // One editor group: each view takes the whole editor area (a side panel's width at 400 px).
+  await runCommand(page, 'View: Single Column Editor Layout');
   for (const theme of ['dark', 'light'] as const) {
     await setTheme(theme);
     for (const px of [1600, 400]) {
@@ -395,6 +397,9 @@ export async function widthSweep(views: readonly ViewVisit[]): Promise<void> {
       await page.waitForTimeout(600);
       for (const v of views) {
         const frame = await v.open();
+        // Opening a file goes through the file explorer, which opens the side bar again.
+        if (px === 400 && (await page.locator('.part.sidebar:visible').count()) > 0)
+          await runCommand(page, 'View: Close Primary Side Bar');
         await page.waitForTimeout(400);
         for (const sel of v.sections ?? ['']) {
           if (frame && sel) {

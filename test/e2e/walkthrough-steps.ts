@@ -388,6 +388,7 @@ export async function widthSweep(views: readonly ViewVisit[]): Promise<void> {
   const found: string[] = [];
   // One editor group: each view takes the whole editor area (a side panel's width at 400 px).
   await runCommand(page, 'View: Single Column Editor Layout');
+  await runCommand(page, 'Notifications: Clear All Notifications');
   for (const theme of ['dark', 'light'] as const) {
     await setTheme(theme);
     for (const px of [1600, 400]) {

@@ -456,7 +456,7 @@ export function dailyViews(): ViewVisit[] {
         await shown.locator('.credit-table').waitFor({ timeout: 60_000 });
         return shown;
       },
-      sections: ['.strip-box', '.mask-debugger', '.context-editor', '.credit', '.compare-pinned'],
+      sections: ['header', '.strip-box', '.mask-debugger', '.context-editor', '.credit', '.compare-pinned'],
     },
     {
       name: 'dump',
@@ -466,7 +466,7 @@ export function dailyViews(): ViewVisit[] {
         await rf.locator('.rule-table tr.rule-row').first().waitFor({ timeout: 60_000 });
         return rf;
       },
-      sections: ['.strip-box', '.rule-table'],
+      sections: ['header', '.strip-box', '.rule-table'],
     },
     {
       name: 'table',

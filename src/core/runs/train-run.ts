@@ -38,7 +38,7 @@ export interface TrainRunOptions {
   onStep?: (rec: StepRecord, total: number, trajs: Trajectory[]) => void;
   shouldStop?: () => boolean;
   stepStats?: () => Record<string, number>;
-  /** Called with the trained policy before it is disposed (to save a critic beside it, say). */
+  /** Called with the trained policy after the last step, before the final checkpoint and summary.json (to save a critic beside it, say). */
   onDone?: (policy: TinyAgent, runDir: string) => void;
   /**
    * State trained beside the policy (a critic): saved with every step's training state and, on a
@@ -131,6 +131,8 @@ export async function trainRun(o: TrainRunOptions): Promise<TrainRunResult> {
     },
   });
   resumeState?.optimizer.dispose();
+  // Before the final checkpoint and summary.json: a finished run (summary.json) has its critic saved too.
+  o.onDone?.(policy, o.runDir);
   const all = [...prior, ...history];
   const complete = all.length > 0 && all[all.length - 1].step === o.steps - 1;
   let heldout: BehaviorStats | null = null;
@@ -155,7 +157,6 @@ export async function trainRun(o: TrainRunOptions): Promise<TrainRunResult> {
       backend: backendInfo()?.detail,
     });
   }
-  o.onDone?.(policy, o.runDir);
   policy.dispose();
   return { runDir: o.runDir, history: all, heldout, complete };
 }

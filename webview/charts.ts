@@ -7,7 +7,9 @@ import { area, axisBottom, extent, line, type ScaleLinear, type Selection, scale
 import {
   CURVE_METRICS,
   DIAGNOSTIC_METRICS,
+  RUN_STATES,
   type RunSeries,
+  type RunState,
   SMOOTHING,
   type Smoothing,
   type TableData,
@@ -62,6 +64,8 @@ export interface CurveSeries {
   members: { name: string; points: { step: number; value: number }[] }[];
   /** The held-out result of this metric (a group's mean over the runs that have one); null: none. */
   heldout: number | null;
+  /** How many of its runs are running, stopped, finished (runs whose state the host did not send are not counted). */
+  states: Partial<Record<RunState, number>>;
 }
 
 /** Group runs (same `group`) into series: mean ± sd (sample sd) per step over the runs that have it. */
@@ -94,9 +98,42 @@ export function curveSeries(runs: readonly RunSeries[], metric: string): CurveSe
       live: members.some((m) => m.live),
       members: members.length > 1 ? lines : [],
       heldout: held.length ? held.reduce((a, b) => a + b, 0) / held.length : null,
+      states: stateCounts(members),
     };
   });
 }
+
+/** How many of `runs` are in each state (RUN_STATES order; states absent from the runs are left out). */
+function stateCounts(runs: readonly RunSeries[]): Partial<Record<RunState, number>> {
+  const out: Partial<Record<RunState, number>> = {};
+  for (const s of RUN_STATES) {
+    const n = runs.filter((r) => r.state === s).length;
+    if (n) out[s] = n;
+  }
+  return out;
+}
+
+/**
+ * A series' state badge (`span.run-state.state-<state>`, or `.state-mixed` for a group whose runs
+ * differ): `running`, `stopped`, `finished`, or for a group the counts (`2 finished, 1 stopped`);
+ * null when no run's state is known.
+ */
+function stateBadge(doc: Document, states: CurveSeries['states'], runs: number): HTMLElement | null {
+  const known = RUN_STATES.filter((s) => states[s]);
+  if (!known.length) return null;
+  const single = known.length === 1 && states[known[0]] === runs;
+  const text = single ? known[0] : known.map((s) => `${states[s]} ${s}`).join(', ');
+  const badge = el(doc, 'span', `run-state state-${single ? known[0] : 'mixed'}`, text);
+  badge.title = STATE_HELP[single ? known[0] : 'mixed'];
+  return badge;
+}
+
+const STATE_HELP: Record<RunState | 'mixed', string> = {
+  running: 'A job of this window is training it: its curves grow as it trains',
+  stopped: 'Stopped before its last step (cancelled or killed): Episode Lab: Resume Run continues it',
+  finished: 'All its steps ran (its summary.json is written)',
+  mixed: 'The runs of this group are in different states',
+};
 
 /** At most this many hover points per series (a long run's are thinned evenly). */
 const MAX_HOVER_POINTS = 200;
@@ -339,8 +376,10 @@ function curveLegend(doc: Document, series: readonly CurveSeries[]): HTMLElement
     const item = el(doc, 'span', `legend-item series-c${s.color}`);
     item.append(
       el(doc, 'span', `line-swatch${s.runs > 1 ? ' with-band' : ''}`),
-      el(doc, 'span', '', `${s.name}${s.live ? ' · live' : ''}`),
+      el(doc, 'span', '', `${s.name}${s.live && !s.states.running ? ' · live' : ''}`),
     );
+    const badge = stateBadge(doc, s.states, s.runs);
+    if (badge) item.appendChild(badge);
     legend.appendChild(item);
   }
   if (series.some((s) => s.heldout !== null))
@@ -421,13 +460,14 @@ export function renderDashboard(
   const root = el(doc, 'div', 'dashboard');
   const live = data.runs.filter((r) => r.live).length;
   const steps = Math.max(0, ...data.runs.map((r) => r.steps.length));
+  const stopped = data.runs.filter((r) => r.state === 'stopped').length;
   root.append(
     el(doc, 'h1', '', 'Training dashboard'),
     el(
       doc,
       'p',
       'info',
-      `${data.runs.length} run${data.runs.length === 1 ? '' : 's'} · up to ${steps} steps${live ? ` · ${live} training now (updates live)` : ''}`,
+      `${data.runs.length} run${data.runs.length === 1 ? '' : 's'} · up to ${steps} steps${live ? ` · ${live} training now (updates live)` : ''}${stopped ? ` · ${stopped} stopped (Resume Run continues ${stopped === 1 ? 'it' : 'them'})` : ''}`,
     ),
   );
   if (data.runs.length === 0)

@@ -156,7 +156,8 @@ export function renderCreditTable(doc: Document, credit: CreditResult): HTMLTabl
   const table = doc.createElement('table');
   table.className = 'credit-table';
   const head = doc.createElement('tr');
-  for (const t of ['call', ...series.map((s) => s.label), ...(credit.hasCritic ? ['V(s_k+1)'] : [])]) {
+  const labels = ['call', ...series.map((s) => s.label), ...(credit.hasCritic ? ['V(s_k+1)'] : [])];
+  for (const t of labels) {
     const th = doc.createElement('th');
     th.textContent = t;
     head.appendChild(th);
@@ -172,11 +173,13 @@ export function renderCreditTable(doc: Document, credit: CreditResult): HTMLTabl
       ...series.map((s) => (c[s.key] as number).toFixed(3)),
       ...(credit.hasCritic ? [c.valueNext.toFixed(3)] : []),
     ];
-    for (const v of cells) {
+    // Each cell names its column (`data-label`): a narrow panel lays a call out as labelled values.
+    cells.forEach((v, i) => {
       const td = doc.createElement('td');
       td.textContent = v;
+      td.dataset.label = labels[i];
       tr.appendChild(td);
-    }
+    });
     tbody.appendChild(tr);
   }
   table.append(thead, tbody);

@@ -284,6 +284,8 @@ export function renderDumpPage(
   const info = [
     // `sample N` numbers the file's records from 0, as the CLI does.
     `${m.summary.format} · sample ${v.record} (of ${m.summary.records}, from 0)`,
+    // The file's own id of the record (NeMo-RL's idx...), beside the 0-based number.
+    v.fileId ? `${v.fileId.field} ${v.fileId.value}` : null,
     v.part ? v.part : null,
     m.samples > 1 ? `branch ${m.sample + 1} of ${m.samples}` : null,
     `${v.ids.length} tokens, ${trained} trained`,

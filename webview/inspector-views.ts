@@ -174,6 +174,9 @@ function stripSearch(page: Page, showToken: (i: number) => void, held: () => num
     restore(): void {
       const input = app.querySelector<HTMLInputElement>('#token-search');
       if (input) input.value = search.query;
+      // The shown sample or episode may have changed: its own results, not the last one's.
+      const data = searchData(state);
+      search.hits = data ? searchTokens(data.tokens, data.ids, data.flags, search.query) : [];
       showCount(held());
     },
   };

@@ -151,6 +151,10 @@ class TablePage {
         this.render();
       },
     });
+    // The id column (a dump record's own id) only where some row has one.
+    this.parts.root
+      .querySelector('.grid')
+      ?.classList.toggle('has-id', this.table.id?.some((x) => x !== null) ?? false);
     this.app.replaceChildren(this.parts.root);
     this.applyQuery();
     const body = this.parts.body;

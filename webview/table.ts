@@ -13,6 +13,7 @@ const OVERSCAN = 12;
 export const COLUMN_LABELS: Record<Column, string> = {
   step: 'step',
   index: '#',
+  id: 'id',
   task: 'task',
   kind: 'kind',
   group: 'group',

@@ -74,8 +74,9 @@ export const ESTIMATOR_ITEMS: readonly { label: string; detail: string; estimato
 ];
 
 /**
- * Ask for the advantage estimator and, for outcome GRPO, whether to train a critic beside it (the
- * GAE estimators always have one). The chapter's lambda and warm-up; undefined if cancelled.
+ * Ask for the advantage estimator, for outcome GRPO whether to train a critic beside it (the GAE
+ * estimators always have one), and with a critic its warm-up steps (the chapter's 60 first). The
+ * chapter's lambda; undefined if cancelled.
  */
 async function creditForm(): Promise<Credit | undefined> {
   const estimator = (
@@ -85,7 +86,7 @@ async function creditForm(): Promise<Credit | undefined> {
     })
   )?.estimator;
   if (estimator === undefined) return undefined;
-  const warm = `warmed up ${CHAPTER_WARMUP_STEPS} steps on 3 x 160 episodes of the starting policy (minutes)`;
+  const warm = 'warmed up first on episodes of the starting policy (3 passes over the training tasks)';
   const critic =
     estimator !== 'outcome'
       ? true
@@ -107,7 +108,27 @@ async function creditForm(): Promise<Credit | undefined> {
           )
         )?.on;
   if (critic === undefined) return undefined;
-  return { estimator, critic, lam: CHAPTER_LAMBDA, warmupSteps: CHAPTER_WARMUP_STEPS };
+  if (!critic) return { estimator, critic, lam: CHAPTER_LAMBDA, warmupSteps: CHAPTER_WARMUP_STEPS };
+  const warmupSteps = (
+    await vscode.window.showQuickPick(
+      [
+        {
+          label: `${CHAPTER_WARMUP_STEPS} steps`,
+          description: 'the default: the chapter (minutes)',
+          steps: CHAPTER_WARMUP_STEPS,
+        },
+        { label: '10 steps', description: 'quicker: a rougher critic at first', steps: 10 },
+        {
+          label: '2 steps',
+          description: 'a smoke check of the views: TD errors of an untrained critic',
+          steps: 2,
+        },
+      ],
+      { title: 'Critic warm-up (regression steps before training)', ignoreFocusOut: true },
+    )
+  )?.steps;
+  if (warmupSteps === undefined) return undefined;
+  return { estimator, critic, lam: CHAPTER_LAMBDA, warmupSteps };
 }
 
 /** Ask for the main knobs of a training run, one after the other; the config, or undefined if cancelled. */
@@ -155,6 +176,20 @@ async function trainingForm(): Promise<Record<string, unknown> | undefined> {
     { label: 'summarize reads', description: 'exercise 3', value: { kind: 'summarize' } },
   ]);
   if (contextPolicy === undefined) return undefined;
+  const batch = await pick('Batch (episodes per step)', [
+    { label: '20 prompts x 8 episodes', description: 'the default: 160 per step, the chapter', value: {} },
+    {
+      label: '4 prompts x 4 episodes',
+      description: '16 per step: quicker, noisier',
+      value: { promptsPerStep: 4, groupSize: 4 },
+    },
+    {
+      label: '2 prompts x 2 episodes',
+      description: '4 per step: a smoke check of the views, not of learning',
+      value: { promptsPerStep: 2, groupSize: 2 },
+    },
+  ]);
+  if (batch === undefined) return undefined;
   const config = {
     steps: Number(steps),
     seed: Number(seed),
@@ -162,6 +197,7 @@ async function trainingForm(): Promise<Record<string, unknown> | undefined> {
     reward: { kind: 'hidden', ...reward },
     lossMode,
     contextPolicy,
+    ...batch,
   };
   readTrainConfig(config, 'config'); // every value above is one the schemas take
   return config;
@@ -347,8 +383,8 @@ export class Commands {
   /**
    * Resume a stopped training run (the explorer's run, a run folder, or one picked from the stopped
    * runs): the trainer's resume job, which continues it as `episode-lab train --resume` does. A run
-   * that cannot be resumed (finished, a recipe's arm, one with a critic, or one this window is
-   * writing) is an error message that says why, and starts nothing.
+   * that cannot be resumed (finished, a recipe's arm, one with invalid credit options, or one this
+   * window is writing) is an error message that says why, and starts nothing.
    */
   async resumeRun(target?: Node | string): Promise<void> {
     const dir =
@@ -497,7 +533,7 @@ export class Commands {
         {
           label: 'Train with the default config…',
           detail:
-            'choose steps, seed, turn budget, reward, loss mode, context policy, advantage estimator and critic',
+            'choose steps, seed, turn budget, reward, loss mode, context policy, batch, advantage estimator and critic',
           id: 'form',
         },
         { label: 'Run a recipe…', detail: 'one of the chapter’s experiments', id: 'recipe' },

@@ -94,7 +94,11 @@ const Episode = TrajectoryJSONSchema;
 
 const StatsSchema = v.record(v.string(), finite(), 'expected statistics (numbers by name)');
 
-/** What a run-writing job returns; `complete` is false when it stopped early on a cancel (completed steps are on disk). */
+/**
+ * What a run-writing job returns: the steps and episodes this job ran (a resume counts only the
+ * steps after the run's last committed one); `complete` is false when it stopped early on a cancel
+ * (completed steps are on disk).
+ */
 const RunResultSchema = strict({
   runDir: Folder,
   steps: int(0, 1e9),
@@ -203,6 +207,7 @@ export const EpisodeTableSchema = v.pipe(
     keys: strings(MAX_TABLE_ROWS),
     step: NullableNumberColumn,
     index: NullableNumberColumn,
+    id: NullableStringColumn,
     task: NullableStringColumn,
     kind: NullableStringColumn,
     group: NullableNumberColumn,

@@ -17,6 +17,7 @@ import { type CreditState, creditAdvantages, warmCritic } from '../core/rl/criti
 import { defaultEnvFactory, sampleGroups } from '../core/rl/grpo.js';
 import { type AdvantageFn, groupAdvantageFn } from '../core/rl/train.js';
 import { Rng } from '../core/rng.js';
+import { type ExtraState, readCriticState, writeCriticState } from '../core/runs/training-state.js';
 import type { Credit } from '../protocol/trainer.js';
 
 /** What trainRun takes from a run's credit options (all absent for outcome GRPO without a critic). */
@@ -24,17 +25,23 @@ export interface CreditHooks {
   advantages?: AdvantageFn;
   stepStats?: () => Record<string, number>;
   onDone?: (policy: TinyAgent, runDir: string) => void;
+  extraState?: ExtraState;
 }
 
 /** Sampling seeds of the critic's warm-up episodes (the chapter's 3 passes over the training tasks). */
 const WARM_SEEDS = [0, 1, 2];
+/** The critic's Adam learning rate during training (the chapter's). */
+const CRITIC_LR = 1e-3;
 
 /**
  * The hooks of a run with these credit options, starting from checkpoint `from`. With a critic:
  * the critic is a copy of the starting policy regressed for `credit.warmupSteps` steps on
  * WARM_SEEDS x the training tasks x groupSize episodes of it (as recipe 12.2 does from the base),
  * then one critic step per training step; the advantages are token- or turn-level GAE of the
- * critic's values, or GRPO's outcome advantage (the critic then only feeds the inspector).
+ * critic's values, or GRPO's outcome advantage (the critic then only feeds the inspector). The
+ * critic and its Adam are saved with every step's training state (`extraState`); with
+ * `o.resume` the warm-up is skipped when trainRun restores them from the state it resumes from
+ * (it runs at the first step otherwise: a run stopped before its first committed step).
  */
 export function creditHooks(
   credit: Credit | undefined,
@@ -42,27 +49,32 @@ export function creditHooks(
   from: string,
   tok: Tokenizer,
   log: (line: string) => void,
+  o: { resume?: boolean } = {},
 ): CreditHooks {
   if (!credit?.critic) return {};
-  const start = loadCheckpoint(resolveCheckpoint(from), tok, { expect: 'policy' });
-  const trainTasks = makeTasks('train');
-  const warm = WARM_SEEDS.flatMap((s) =>
-    sampleGroups(start, defaultEnvFactory(cfg), trainTasks, tok, cfg, new Rng(1000 * cfg.seed + s)),
-  );
-  const w = warmCritic(start, warm, tok, new Rng(cfg.seed + 1), {
-    steps: credit.warmupSteps,
-    tokenRewards: (trajs, mask) => perCallRewardsOf(trajs, mask, cfg.reward, tok),
-  });
-  start.dispose();
-  log(
-    `critic warm-up on ${warm.length} episodes, ${credit.warmupSteps} steps: explained variance ${w.evBefore.toFixed(3)} -> ${w.evAfter.toFixed(3)}`,
-  );
-  const state: CreditState = {
-    critic: w.critic,
-    opt: tf.train.adam(1e-3),
-    last: { value_loss: Number.NaN, explained_variance: Number.NaN },
+  const warmed = (): CreditState => {
+    const start = loadCheckpoint(resolveCheckpoint(from), tok, { expect: 'policy' });
+    const trainTasks = makeTasks('train');
+    const warm = WARM_SEEDS.flatMap((s) =>
+      sampleGroups(start, defaultEnvFactory(cfg), trainTasks, tok, cfg, new Rng(1000 * cfg.seed + s)),
+    );
+    const w = warmCritic(start, warm, tok, new Rng(cfg.seed + 1), {
+      steps: credit.warmupSteps,
+      tokenRewards: (trajs, mask) => perCallRewardsOf(trajs, mask, cfg.reward, tok),
+    });
+    start.dispose();
+    log(
+      `critic warm-up on ${warm.length} episodes, ${credit.warmupSteps} steps: explained variance ${w.evBefore.toFixed(3)} -> ${w.evAfter.toFixed(3)}`,
+    );
+    return { critic: w.critic, opt: tf.train.adam(CRITIC_LR), last: NOT_YET };
   };
-  const gae = creditAdvantages(credit.estimator === 'turn' ? 'turn' : 'token', state, tok, credit.lam);
+  let state: CreditState | null = o.resume ? null : warmed();
+  const current = (): CreditState => {
+    state ??= warmed();
+    return state;
+  };
+  const scheme = credit.estimator === 'turn' ? 'turn' : 'token';
+  const gae: AdvantageFn = (trajs, c) => creditAdvantages(scheme, current(), tok, credit.lam)(trajs, c);
   return {
     // The outcome estimator still runs the GAE function for its critic step, and returns GRPO's advantage.
     advantages:
@@ -72,14 +84,34 @@ export function creditHooks(
             return groupAdvantageFn(trajs, c);
           }
         : gae,
-    stepStats: () => state.last,
+    stepStats: () => state?.last ?? NOT_YET,
+    extraState: {
+      save: (dir) => {
+        const s = current();
+        writeCriticState(dir, s.critic, s.opt, tok);
+      },
+      restore: (dir) => {
+        const r = readCriticState(dir, tok, CRITIC_LR);
+        dispose(state);
+        state = { ...r, last: NOT_YET };
+        log('critic and its optimizer restored from the training state');
+      },
+    },
     onDone: (_policy, runDir) => {
-      saveCheckpoint(path.join(runDir, 'checkpoints', 'critic'), state.critic, tok, {
-        scheme: credit.estimator,
-        warmup: credit.warmupSteps,
-      });
-      state.opt.dispose();
-      state.critic.dispose();
+      if (state)
+        saveCheckpoint(path.join(runDir, 'checkpoints', 'critic'), state.critic, tok, {
+          scheme: credit.estimator,
+          warmup: credit.warmupSteps,
+        });
+      dispose(state);
+      state = null;
     },
   };
+}
+
+const NOT_YET = { value_loss: Number.NaN, explained_variance: Number.NaN };
+
+function dispose(s: CreditState | null): void {
+  s?.opt.dispose();
+  s?.critic.dispose();
 }

@@ -129,7 +129,7 @@ export async function dumpOpen(job: JobOf<'dumpOpen'>, hooks: DumpHooks): Promis
 
 /**
  * Per-record figures for the episode table (view-schema.ts's RecordStats), gathered as the lint
- * streams samples: a record's first sample gives its reward, step and group; its samples' tokens
+ * streams samples: a record's first sample gives its reward, step, group and the file's own id; its samples' tokens
  * and policy turns add up; its text is the bodies of its samples' turns other than the system
  * prompt (all its tokens when no turns are marked), decoded (or as stored), cut to
  * RECORD_TEXT_CHARS characters.
@@ -144,6 +144,7 @@ class RecordStatsBuilder {
       tokens: number;
       turns: number | null;
       text: string;
+      fileId: string | null;
     }
   >();
   constructor(private readonly tok: DumpTokenizer | undefined) {}
@@ -161,6 +162,7 @@ class RecordStatsBuilder {
         tokens: s.ids.length,
         turns,
         text,
+        fileId: s.fileId?.value ?? null,
       });
       return;
     }
@@ -193,6 +195,9 @@ class RecordStatsBuilder {
       tokens: each((r) => get(r)?.tokens ?? 0),
       turns: each((r) => get(r)?.turns ?? null),
       text: each((r) => get(r)?.text ?? ''),
+      ...([...this.seen.values()].some((x) => x.fileId !== null)
+        ? { fileIds: each((r) => get(r)?.fileId ?? null) }
+        : {}),
     };
   }
 }

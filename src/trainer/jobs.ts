@@ -15,7 +15,7 @@ import { resolveCheckpoint } from '../core/paths.js';
 import { runRecipe } from '../core/recipes/index.js';
 import type { RLConfig } from '../core/rl/config.js';
 import { maskCheck } from '../core/rl/mask-check.js';
-import { resumeRefusal } from '../core/runs/resumable.js';
+import { recordedCredit, resumeRefusal } from '../core/runs/resumable.js';
 import { readEpisodes, readMeta, stepLabel } from '../core/runs/run-files.js';
 import { runTable } from '../core/runs/run-table.js';
 import { sampleModelRun } from '../core/runs/sample-model.js';
@@ -173,7 +173,12 @@ export const jobs: JobRegistry = {
     const meta = readMeta(job.runDir);
     const { steps, cfg } = readTrainConfig(meta.config, `${path.basename(job.runDir)}/config.json`);
     ctx.log(`resuming ${job.runDir} to ${steps} steps on ${ctx.backend.detail}`);
-    return runTraining(ctx, job.runDir, cfg, steps, meta.from ?? 'base', {
+    const from = meta.from ?? 'base';
+    const hooks = creditHooks(recordedCredit(meta), cfg, from, tok, (line) => ctx.log(line), {
+      resume: true,
+    });
+    return runTraining(ctx, job.runDir, cfg, steps, from, {
+      ...hooks,
       resume: true,
       log: (line) => ctx.log(line),
     });
@@ -240,6 +245,9 @@ async function runTraining(
   more: Partial<TrainRunOptions> = {},
 ): Promise<JobResults['train']> {
   let announced = false;
+  // What this job ran (a resume: the steps after the run's last committed one), as RunResult counts.
+  let ran = 0;
+  let episodes = 0;
   const res = await trainRun({
     ...more,
     runDir,
@@ -253,6 +261,8 @@ async function runTraining(
         ctx.runCreated(runDir);
         announced = true;
       }
+      ran++;
+      episodes += r.episodes;
       ctx.progress(
         r.step + 1,
         total,
@@ -266,8 +276,8 @@ async function runTraining(
     );
   return {
     runDir,
-    steps: res.history.length,
-    episodes: res.history.reduce((a, h) => a + h.episodes, 0),
+    steps: ran,
+    episodes,
     complete: res.complete,
   };
 }

@@ -31,6 +31,15 @@ import {
   runViewWidths,
 } from './runs-steps.js';
 import {
+  cancelAndResume,
+  closeDump,
+  dailyWidths,
+  dumpTableFilter,
+  findingKeys,
+  searchToken,
+  trainTurnGae,
+} from './walkthrough-steps';
+import {
   acceptDefault,
   answer,
   clickTreeRow,
@@ -675,6 +684,7 @@ async function trainAndCancel(): Promise<void> {
     'Reward',
     'Loss mode',
     'Context policy',
+    'Batch',
     'Advantage estimator',
     'Critic',
   ])
@@ -770,5 +780,27 @@ describe('Episode Lab in code-server: sample, explore, inspect, debug the mask',
   step('R2', 'the run view follows a folder while a script writes steps', ['R1'], followWhileWriting);
   step('R3', 'the group view; a chart point opens its step in the table', ['R2'], groupsAndStepSamples);
   step('R4', 'the run view at 1600 and 400 px in both themes', ['R2'], runViewWidths);
+  step('W1', 'walkthrough: Train Agent with turn-level GAE; an episode’s TD errors', [], trainTurnGae);
+  step(
+    'W2',
+    'walkthrough: cancel, the dashboard says stopped, resume from the UI: the same history',
+    [],
+    cancelAndResume,
+  );
+  step(
+    'W3',
+    'walkthrough: a dump’s table filtered by reward and tokens, with its own ids',
+    [],
+    dumpTableFilter,
+  );
+  step('W4', 'walkthrough: search a token by id', ['W3'], searchToken);
+  step('W5', 'walkthrough: n and p step through the findings', ['W3'], findingKeys);
+  step('W6', 'walkthrough: close the opened dump file', ['W3'], closeDump);
+  step(
+    'W7',
+    'walkthrough: every view at 1600 and 400 px, dark and light; nothing wider than the panel',
+    ['W1'],
+    dailyWidths,
+  );
   step('23', 'no Content Security Policy violation', [], noCspViolation);
 });

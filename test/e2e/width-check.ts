@@ -66,8 +66,13 @@ export async function overflowing(page: Page): Promise<string[]> {
 
 async function reportOf(f: Frame): Promise<FrameReport | null> {
   try {
+    // tsx compiles this file with esbuild's keepNames, which wraps the inner functions of
+    // checkDocument in `__name(...)`: the page needs that helper, or every check throws.
+    await f.evaluate('globalThis.__name = globalThis.__name || ((fn) => fn)');
     return await f.evaluate(checkDocument);
-  } catch {
+  } catch (e) {
+    // A mistake in the check itself must fail the test, not pass as "nothing overflows".
+    if (/ReferenceError|TypeError|SyntaxError/.test(String(e))) throw e;
     // a frame that is navigating or cross-origin has nothing of ours to check
     return null;
   }

@@ -74,7 +74,7 @@ function setup(answer: (job: Job) => JobResults[JobKind] | Error = () => new Err
   return { cmds, started, tree, shown };
 }
 
-const FORM = ['Train with the default', '6', 'pass or fail', 'token_mean', 'full history'];
+const FORM = ['Train with the default', '6', 'pass or fail', 'token_mean', 'full history', '20 prompts'];
 
 describe('Train Agent', () => {
   beforeEach(() => {
@@ -85,7 +85,7 @@ describe('Train Agent', () => {
   it('asks for the advantage estimator and starts turn-level GAE with a critic and the chapter’s defaults', async () => {
     const { cmds, started } = setup(() => runResult('/r/train-1', 40, true));
     state.inputs.push(null, '3');
-    state.picks.push(...FORM, 'turn-level GAE');
+    state.picks.push(...FORM, 'turn-level GAE', '60 steps');
     await cmds.trainAgent();
     assert.ok(state.asked.includes('Advantage estimator (section 12.2)'));
     assert.equal(started.length, 1);
@@ -94,6 +94,7 @@ describe('Train Agent', () => {
     assert.deepEqual(job.credit, { estimator: 'turn', critic: true, lam: 0.95, warmupSteps: 60 });
     assert.equal(job.config.steps, 40);
     assert.equal(job.config.seed, 3);
+    assert.equal(job.config.promptsPerStep, undefined, 'the default batch: the config’s own');
     assert.ok(!state.asked.includes('Critic'), 'a GAE estimator always has a critic: no question');
   });
 
@@ -104,7 +105,7 @@ describe('Train Agent', () => {
     ] as const) {
       const { cmds, started } = setup(() => runResult('/r/train-1', 40, true));
       state.inputs.push(null, null);
-      state.picks.push(...FORM, 'outcome (GRPO)', answer);
+      state.picks.push(...FORM, 'outcome (GRPO)', answer, ...(critic ? ['60 steps'] : []));
       await cmds.trainAgent();
       assert.deepEqual((started[0] as JobOf<'train'>).credit, {
         estimator: 'outcome',
@@ -113,6 +114,17 @@ describe('Train Agent', () => {
         warmupSteps: 60,
       });
     }
+  });
+
+  it('the smallest settings: 2 prompts x 2 episodes per step, a 2-step critic warm-up', async () => {
+    const { cmds, started } = setup(() => runResult('/r/train-1', 1, true));
+    state.inputs.push('1', null);
+    state.picks.push(...FORM.slice(0, -1), '2 prompts', 'turn-level GAE', '2 steps');
+    await cmds.trainAgent();
+    const job = started[0] as JobOf<'train'>;
+    assert.deepEqual([job.config.steps, job.config.promptsPerStep, job.config.groupSize], [1, 2, 2]);
+    assert.equal(job.credit?.warmupSteps, 2);
+    assert.ok(state.asked.includes('Critic warm-up (regression steps before training)'));
   });
 
   it('escape at the estimator starts nothing', async () => {
@@ -155,18 +167,18 @@ describe('Resume Run', () => {
     assert.ok(state.info.some((m) => m.includes('train-a resumed and finished: 28 more steps')));
   });
 
-  it('refuses a finished run, a recipe’s arm and a run with a critic, saying why, and starts nothing', async () => {
+  it('refuses a finished run, a recipe’s arm and a run with invalid credit options, saying why, and starts nothing', async () => {
     const finished = makeRun('done', 4, 4, true);
     const arm = makeRun('recipe-12.3/default', 40, 3, false, { recipe: '12.3', arm: 'default' });
     const critic = makeRun('critic', 40, 3, false, {
-      credit: { estimator: 'turn', critic: true, lam: 0.95, warmupSteps: 60 },
+      credit: { estimator: 'turn', critic: false, lam: 0.95, warmupSteps: 60 },
     });
     const { cmds, started } = setup();
     for (const dir of [finished, arm, critic]) await cmds.resumeRun(dir);
     assert.equal(started.length, 0);
     assert.match(state.errors[0], /done already finished its 4 steps/);
     assert.match(state.errors[1], /an arm of recipe 12\.3/);
-    assert.match(state.errors[2], /trains a critic/);
+    assert.match(state.errors[2], /critic\/config\.json: its credit options are not valid/);
   });
 
   it('from the palette: picks among the stopped runs only', async () => {

@@ -1,7 +1,8 @@
 /**
  * A training job with a critic (Train Agent's estimator and critic): the run saves its critic where
  * the inspector looks for it, records the credit options in config.json, logs the critic's
- * statistics per step, and is not offered a resume.
+ * statistics per step, and a run stopped after a step resumes to the same files as an uninterrupted
+ * one (the critic and its optimizer are kept in every step's training state).
  */
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -10,8 +11,9 @@ import * as path from 'node:path';
 import { before, describe, it } from 'node:test';
 import { resumeRefusal } from '../../src/core/runs/resumable.js';
 import { readRun } from '../../src/core/runs/run-files.js';
+import type { BackendInfo } from '../../src/core/tf/backend.js';
 import { initBackend } from '../../src/core/tf/backend.js';
-import { jobs } from '../../src/trainer/jobs.js';
+import { jobs, type LongJobContext } from '../../src/trainer/jobs.js';
 
 describe('a training job with turn-level GAE', () => {
   before(async () => {
@@ -49,6 +51,65 @@ describe('a training job with turn-level GAE', () => {
       JSON.parse(fs.readFileSync(path.join(res.runDir, 'config.json'), 'utf8')).credit,
       credit,
     );
-    assert.match(resumeRefusal(res.runDir) ?? '', /trains a critic/);
+    assert.match(resumeRefusal(res.runDir) ?? '', /already finished its 1 steps/);
+  });
+
+  it('resumes a critic run stopped after a step to the same files, bit for bit, as one run straight', async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'el-credit-resume-'));
+    const backend = await initBackend();
+    const credit = { estimator: 'turn' as const, critic: true, lam: 0.9, warmupSteps: 2 };
+    const config = { steps: 3, promptsPerStep: 2, groupSize: 2, epochs: 1, seed: 5 };
+    const train = (name: string, stopAfter?: number) =>
+      jobs.train({ kind: 'train', runsDir: root, name, config, credit }, context(backend, stopAfter));
+    const straight = await train('straight');
+    const stopped = await train('stopped', 1);
+    assert.deepEqual([stopped.complete, stopped.steps], [false, 1]);
+    assert.equal(resumeRefusal(stopped.runDir), null, 'a stopped critic run can be resumed');
+    assert.ok(fs.existsSync(path.join(stopped.runDir, 'checkpoints', 'latest', 'critic', 'optimizer.bin')));
+    const logs: string[] = [];
+    const resumed = await jobs.resume(
+      { kind: 'resume', runDir: stopped.runDir },
+      { ...context(backend), log: (l) => logs.push(l) },
+    );
+    assert.equal(resumed.complete, true);
+    assert.ok(
+      !logs.some((l) => /warm-up/.test(l)),
+      'the resume restores the critic, it does not warm a new one',
+    );
+    const text = (dir: string, f: string) => fs.readFileSync(path.join(dir, f), 'utf8');
+    const withoutClock = (t: string) => t.replace(/"(sample_s|update_s)":[^,}]*,?/g, '');
+    // The critic's loss is a statistic of every step: equal lines mean the critic trained the same.
+    assert.ok(readRun(stopped.runDir).history.every((h) => Number.isFinite(h.value_loss as number)));
+    assert.equal(
+      withoutClock(text(stopped.runDir, 'history.jsonl')),
+      withoutClock(text(straight.runDir, 'history.jsonl')),
+    );
+    assert.equal(text(stopped.runDir, 'episodes.jsonl'), text(straight.runDir, 'episodes.jsonl'));
+    const bytes = (dir: string, f: string) => fs.readFileSync(path.join(dir, 'checkpoints', f));
+    for (const f of [
+      'final/weights.bin',
+      'critic/weights.bin',
+      'latest/optimizer.bin',
+      'latest/critic/weights.bin',
+      'latest/critic/optimizer.bin',
+    ])
+      assert.ok(bytes(stopped.runDir, f).equals(bytes(straight.runDir, f)), f);
   });
 });
+
+/** A long job's context that asks to stop once `stopAfter` steps were reported (never when undefined). */
+function context(backend: BackendInfo, stopAfter?: number): LongJobContext {
+  let steps = 0;
+  return {
+    id: 'job',
+    backend,
+    log: () => {},
+    get cancelled() {
+      return stopAfter !== undefined && steps >= stopAfter;
+    },
+    progress: () => {
+      steps++;
+    },
+    runCreated: () => {},
+  };
+}

@@ -52,6 +52,7 @@ describe('the resume job', () => {
     assert.deepEqual([stopped.complete, stopped.steps], [false, 1]);
     const resumed = await jobs.resume({ kind: 'resume', runDir: stopped.runDir }, context(backend));
     assert.equal(resumed.complete, true);
+    assert.deepEqual([resumed.steps, resumed.episodes], [2, 8], 'the steps and episodes this job ran');
     assert.equal(
       withoutClock(text(stopped.runDir, 'history.jsonl')),
       withoutClock(text(straight.runDir, 'history.jsonl')),

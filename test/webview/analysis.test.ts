@@ -281,6 +281,36 @@ describe('training dashboard', () => {
     assert.equal(root.querySelector('.recipe-table td.num')!.textContent, '0.50 ±0.10');
   });
 
+  test("each run's state beside its name: running, stopped, finished; a group counts its runs' states", () => {
+    const running = { ...run('r', 'r', 0), live: true, state: 'running' as const };
+    const stopped = { ...run('s', 's', 0), state: 'stopped' as const };
+    const done = { ...run('f', 'f', 0), state: 'finished' as const };
+    const unknown = run('u', 'u', 0);
+    const seeds = [
+      { ...run('seed-0/g', 'g', 0), state: 'finished' as const },
+      { ...run('seed-1/g', 'g', 0), state: 'stopped' as const },
+      { ...run('seed-2/g', 'g', 0), state: 'finished' as const },
+    ];
+    const root = renderDashboard(
+      doc(),
+      { runs: [running, stopped, done, unknown, ...seeds], tables: [], notes: [] },
+      { onExport() {} },
+    );
+    const items = [...root.querySelectorAll('.curve-legend .legend-item')].map((i) => [
+      i.firstElementChild?.nextElementSibling?.textContent,
+      i.querySelector('.run-state')?.className ?? null,
+      i.querySelector('.run-state')?.textContent ?? null,
+    ]);
+    assert.deepEqual(items, [
+      ['r', 'run-state state-running', 'running'],
+      ['s', 'run-state state-stopped', 'stopped'],
+      ['f', 'run-state state-finished', 'finished'],
+      ['u', null, null],
+      ['g (mean ± sd of 3)', 'run-state state-mixed', '1 stopped, 2 finished'],
+    ]);
+    assert.match(root.querySelector('.info')!.textContent!, /· 2 stopped \(Resume Run continues them\)$/);
+  });
+
   test('diagnostics a run has get their own charts; hover points give raw values; held-out is a marker', () => {
     const a = run('a', 'a', 0);
     a.metrics.approx_kl = a.steps.map((i) => (i === 3 ? null : 0.01 * i));

@@ -4,10 +4,11 @@
  */
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
 import { dumpTable, filterRows, parseFilter } from '../../src/core/browse/table.js';
-import { dumpOpen } from '../../src/trainer/dump-jobs.js';
+import { dumpOpen, dumpSample } from '../../src/trainer/dump-jobs.js';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const FILE = path.join(ROOT, 'test', 'fixtures', 'dumps', 'nemo-rl-buggy.jsonl');
@@ -19,7 +20,10 @@ const records = fs
   .readFileSync(FILE, 'utf8')
   .split('\n')
   .filter((l) => l.trim())
-  .map((l) => JSON.parse(l) as { rewards: number[]; input_lengths: number[]; content: string[][] });
+  .map(
+    (l) =>
+      JSON.parse(l) as { rewards: number[]; input_lengths: number[]; content: string[][]; idx?: number[] },
+  );
 
 const rows = (t: ReturnType<typeof dumpTable>, q: string) => {
   const f = parseFilter(q);
@@ -57,6 +61,50 @@ describe('a dump file in the episode table', async () => {
       'invalid counts calls of our runs, not findings',
     );
     assert.ok(t.turns.every((x) => x === null || x >= 1));
+  });
+
+  it("shows the file's own id (NeMo-RL's idx) beside the 0-based number; the filter reads it", async () => {
+    // A copy whose idx is a dataset prompt's id, as NeMo-RL writes it (a group's samples share one), not the line.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'el-idx-'));
+    const file = path.join(dir, 'train_data_step3.jsonl');
+    const idOf = (r: number) => 100 + Math.floor(r / 2) * 7;
+    const lines = fs
+      .readFileSync(FILE, 'utf8')
+      .split('\n')
+      .filter((l) => l.trim());
+    fs.writeFileSync(
+      file,
+      `${lines.map((l, r) => JSON.stringify({ ...JSON.parse(l), idx: idOf(r) })).join('\n')}\n`,
+    );
+    const summary = await dumpOpen(
+      { kind: 'dumpOpen', file, tokenizer: TOK, format: 'auto', lint: true },
+      hooks,
+    );
+    const withIds = dumpTable(summary);
+    assert.deepEqual(
+      withIds.id,
+      lines.map((_, r) => String(idOf(r))),
+    );
+    assert.deepEqual(
+      withIds.index,
+      lines.map((_, r) => r),
+    );
+    assert.deepEqual(rows(withIds, `id = ${idOf(2)}`), ['2', '3'], 'the filter reads the id');
+    const view = await dumpSample({
+      kind: 'dumpSample',
+      file,
+      tokenizer: TOK,
+      format: 'nemo-rl',
+      record: 5,
+      offset: summary.offsets[5],
+      bytes: summary.lengths[5],
+    });
+    assert.deepEqual(view.views[0].fileId, { field: 'idx', value: String(idOf(5)) });
+    assert.deepEqual(
+      dumpTable(s).id,
+      records.map((_, r) => String(r)),
+      "the fixture's own idx",
+    );
   });
 
   it('filters by reward, tokens and free text', () => {

@@ -436,14 +436,14 @@ describe('the inspector page', () => {
       type: 'showDump',
       title: 'f: sample 1',
       summary: dumpSummary(),
-      view: dumpView(1),
+      view: { ...dumpView(1), fileId: { field: 'idx', value: '17' } },
       sample: 0,
       samples: 1,
     });
     assert.match(
       text(p, 'header .info') ?? '',
-      /sample 1 \(of 4, from 0\)/,
-      'numbered from 0 as the CLI does',
+      /sample 1 \(of 4, from 0\) · idx 17 · /,
+      "numbered from 0 as the CLI does, the file's own id beside it",
     );
     const detailToken = () => /^token#(\d+)/.exec(text(p, '.detail-box .detail') ?? '')?.[1];
     const chip = (i: number) => p.app.querySelector(`.strip-box .chip[data-i="${i}"]`)!;
@@ -475,6 +475,19 @@ describe('the inspector page', () => {
     p.click('#search-next');
     assert.equal(text(p, '.search-count'), '2 of 2');
     p.choose('#token-search', 'nothing like this', 'input');
+    assert.equal(text(p, '.search-count'), 'no match');
+    // Another sample shown: the query's results are its own (none here), not the last sample's.
+    p.choose('#token-search', '#4', 'input');
+    assert.match(text(p, '.search-count') ?? '', /^1 of \d+$/);
+    const other = dumpView(1);
+    p.send({
+      type: 'showDump',
+      title: 'f: sample 1',
+      summary: dumpSummary(),
+      view: { ...other, ids: other.ids.map(() => 9) },
+      sample: 0,
+      samples: 1,
+    });
     assert.equal(text(p, '.search-count'), 'no match');
     // A click on a chip holds that one instead.
     p.fire(chip(0), 'click');

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { COLUMNS } from '../../src/core/browse/table.js';
-import { creditSeries, renderCreditBars } from '../../webview/credit.js';
+import { creditSeries, renderCreditBars, renderCreditTable } from '../../webview/credit.js';
 import { credit, doc } from './fixtures.js';
 
 const svgWidth = (svg: SVGSVGElement) => Number(svg.getAttribute('width'));
@@ -32,6 +32,19 @@ describe('the credit chart fits its panel', () => {
     assert.equal(svgWidth(svg), 70 + c.calls.length * natural);
   });
 
+  it('the credit table names each cell’s column (data-label), for its narrow layout as labelled values', () => {
+    const table = renderCreditTable(doc(), credit(true));
+    const heads = [...table.querySelectorAll('thead th')].map((th) => th.textContent);
+    assert.ok(heads.includes('TD error δ_k') && heads.includes('V(s_k+1)'));
+    for (const tr of table.querySelectorAll('tbody tr'))
+      assert.deepEqual(
+        [...tr.querySelectorAll('td')].map((td) => (td as HTMLElement).dataset.label),
+        heads,
+      );
+    const css = readFileSync(join(__dirname, '../../media/inspector.css'), 'utf8');
+    assert.match(css, /\.credit-table td\[data-label\]:not\(:first-child\)::before/);
+  });
+
   it('too many calls to fit: groups stop at their narrowest and the chart scrolls in its box', () => {
     const c = credit(true);
     const many = { ...c, calls: Array.from({ length: 40 }, (_, k) => ({ ...c.calls[0], k })) };
@@ -41,18 +54,24 @@ describe('the credit chart fits its panel', () => {
 });
 
 describe('the episode table folds columns in a narrow panel', () => {
-  it('the narrow grid has one track per column left shown, and hides only real columns', () => {
+  it('the narrow grid has one track per column left shown (with and without the id column), and hides only real columns', () => {
     const css = readFileSync(join(__dirname, '../../media/inspector.css'), 'utf8');
     const block = css.slice(css.lastIndexOf('@media (max-width: 640px)'));
     const hidden = [...block.matchAll(/\.grid \.col-([a-z]+)/g)].map((m) => m[1]);
     for (const c of hidden) assert.ok((COLUMNS as readonly string[]).includes(c), c);
-    const template = /grid-template-columns:\s*([^;]+);/.exec(block)?.[1] ?? '';
     // Tracks: top-level space-separated items (minmax(...) counts as one).
-    const tracks = template
-      .replace(/\([^)]*\)/g, '()')
-      .trim()
-      .split(/\s+/);
-    assert.equal(tracks.length, COLUMNS.length - hidden.length);
+    const tracks = (template: string) =>
+      template
+        .replace(/\([^)]*\)/g, '()')
+        .trim()
+        .split(/\s+/).length;
+    const templates = [...block.matchAll(/grid-template-columns:\s*([^;]+);/g)].map((m) => m[1]);
+    // Without a record id the id column is hidden too (.grid:not(.has-id) .col-id); with one (a
+    // dump, which has no pass), the id takes the pass column's place.
+    assert.ok(/\.grid:not\(\.has-id\) \.col-id\s*\{\s*display: none/.test(css));
+    assert.ok(/\.grid\.has-id \.col-pass\s*\{\s*display: none/.test(block));
+    const shown = COLUMNS.length - hidden.length - 1;
+    assert.deepEqual(templates.map(tracks), [shown, shown]);
     assert.ok(!hidden.includes('findings') && !hidden.includes('reward') && !hidden.includes('tokens'));
   });
 });

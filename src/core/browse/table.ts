@@ -11,6 +11,7 @@ import type { DumpFileSummary } from '../dumps/view-schema.js';
 export const COLUMNS = [
   'step',
   'index',
+  'id',
   'task',
   'kind',
   'group',
@@ -46,6 +47,8 @@ export interface EpisodeTable {
   keys: string[];
   step: (number | null)[];
   index: (number | null)[];
+  /** The file's own id of a dump's record (NeMo-RL's `idx`...; null for a run's episodes). */
+  id: (string | null)[];
   task: (string | null)[];
   kind: (string | null)[];
   group: (number | null)[];
@@ -70,6 +73,7 @@ export function emptyTable(): EpisodeTable {
     keys: [],
     step: [],
     index: [],
+    id: [],
     task: [],
     kind: [],
     group: [],
@@ -86,10 +90,10 @@ export function emptyTable(): EpisodeTable {
   };
 }
 
-/** One row as an object (for building tables row by row); `findings` may be left out (null). */
+/** One row as an object (for building tables row by row); `findings` and `id` may be left out (null). */
 export type EpisodeRow = { key: string; text: string } & {
-  [C in Exclude<Column, 'findings'>]: EpisodeTable[C][number];
-} & { findings?: number | null };
+  [C in Exclude<Column, 'findings' | 'id'>]: EpisodeTable[C][number];
+} & { findings?: number | null; id?: string | null };
 
 /** Append a row to a table. */
 export function pushRow(t: EpisodeTable, r: EpisodeRow): void {
@@ -100,7 +104,8 @@ export function pushRow(t: EpisodeTable, r: EpisodeRow): void {
 
 /**
  * The records of a dump file as table rows: key and `index` the record's 0-based number (the CLI's
- * `sample`), reward, step, group, tokens and policy turns from the summary's per-record figures,
+ * `sample`), `id` the file's own id of the record (NeMo-RL's `idx`...), reward, step, group, tokens
+ * and policy turns from the summary's per-record figures,
  * `findings` the record's finding count, `flags` the rules found in it; the free text is the
  * record's text (its start) and its rules. Lines that could not be read have no row.
  */
@@ -117,6 +122,7 @@ export function dumpTable(s: DumpFileSummary): EpisodeTable {
       text: [st?.text[r] ?? '', ...found].join(' '),
       step: st?.step[r] ?? null,
       index: r,
+      id: st?.fileIds?.[r] ?? null,
       task: null,
       kind: null,
       group: st?.group[r] ?? null,

@@ -67,6 +67,12 @@ export interface DumpSample {
    * `is_masked`: 1 where it masked the token) [T]. Shown beside the lint, never a finding.
    */
   trainerMasked?: (0 | 1)[];
+  /**
+   * The file's own id of the record, where its format has one, beside the 0-based `record`:
+   * `field` is its name in the file (NeMo-RL's `idx`, prime-rl's export `export_sequence_idx`, the
+   * token-level JSONL's `episode`), `value` its value as text.
+   */
+  fileId?: { field: string; value: string };
   /** The environment the sample comes from (prime-rl's `env_name`). */
   env?: string;
   /** The trainer rank that wrote the sample (prime-rl's token export). */

@@ -46,6 +46,16 @@ export const RecordStatsSchema = strict({
   tokens: numbers(10_000_000),
   turns: nullableNumbers(10_000_000),
   text: strings(10_000_000),
+  /** The file's own id of each record (DumpSample's fileId value), null where it has none; absent: no record has one. */
+  fileIds: v.optional(
+    v.custom<(string | null)[]>(
+      (x) =>
+        Array.isArray(x) &&
+        x.length <= 10_000_000 &&
+        x.every((s) => s === null || (typeof s === 'string' && s.length <= 200)),
+      'expected strings (at most 200 characters) or null',
+    ),
+  ),
 });
 export type RecordStats = v.InferOutput<typeof RecordStatsSchema>;
 /** How much of a record's text the summary keeps for search. */
@@ -201,6 +211,8 @@ export const DumpViewSchema = strict({
   record: int(0, 1e9),
   /** Where in the record (e.g. `trace 0 branch 1`), or null. */
   part: v.nullable(anyText(200)),
+  /** The file's own id of the record (NeMo-RL's `idx`...: DumpSample's fileId); absent or null: none. */
+  fileId: v.optional(v.nullable(strict({ field: text(40), value: anyText(200) }))),
   /** Position of token 0 in the record's whole sequence (findings' positions are in that frame). */
   offset: int(0, 1e12),
   /** Token texts with whitespace made visible, or `#id` without a tokenizer. */

@@ -85,6 +85,7 @@ export function sampleView(
   return {
     record: s.record,
     part: s.part ?? null,
+    fileId: s.fileId ?? null,
     offset: s.offset,
     tokens: s.ids.map((id, i) =>
       tok ? showToken(tok.text(id)) : s.tokens?.[i] !== undefined ? showToken(s.tokens[i]) : `#${id}`,

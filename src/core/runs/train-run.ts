@@ -16,7 +16,7 @@ import { type BehaviorStats, type EnvFactory, evaluate } from '../rl/grpo.js';
 import { type AdvantageFn, type StepRecord, trainRl } from '../rl/train.js';
 import { backendInfo } from '../tf/backend.js';
 import { createRun, type RunMeta, readMeta, readRun, writeSummary } from './run-files.js';
-import { loadTrainingState, prepareResume, runRecorder } from './training-state.js';
+import { type ExtraState, loadTrainingState, prepareResume, runRecorder } from './training-state.js';
 
 export interface TrainRunOptions {
   runDir: string;
@@ -38,8 +38,13 @@ export interface TrainRunOptions {
   onStep?: (rec: StepRecord, total: number, trajs: Trajectory[]) => void;
   shouldStop?: () => boolean;
   stepStats?: () => Record<string, number>;
-  /** Called with the trained policy before it is disposed (to save a critic beside it, say). */
+  /** Called with the trained policy after the last step, before the final checkpoint and summary.json (to save a critic beside it, say). */
   onDone?: (policy: TinyAgent, runDir: string) => void;
+  /**
+   * State trained beside the policy (a critic): saved with every step's training state and, on a
+   * resume from a committed step, restored from it before the first step runs.
+   */
+  extraState?: ExtraState;
   /**
    * Keep a numbered checkpoint (checkpoints/step-NNNN) every this many steps (default 10; 0: none).
    * Recorded in config.json; a resume uses the run's own value.
@@ -76,6 +81,13 @@ export async function trainRun(o: TrainRunOptions): Promise<TrainRunResult> {
       resumeState = loadTrainingState(o.runDir, o.tok, cfg);
       startStep = resumeState.startStep;
       policy = resumeState.policy;
+      try {
+        o.extraState?.restore(resumeState.dir);
+      } catch (e) {
+        policy.dispose();
+        resumeState.optimizer.dispose();
+        throw e;
+      }
     } else {
       // Stopped before its first step was committed: start it again, from what it started from.
       policy = loadCheckpoint(resolveCheckpoint(typeof meta.from === 'string' ? meta.from : from), o.tok, {
@@ -104,7 +116,7 @@ export async function trainRun(o: TrainRunOptions): Promise<TrainRunResult> {
     ? (readRun(o.runDir).history as unknown as StepRecord[]).filter((h) => h.step < startStep)
     : [];
   const history = await trainRl(policy, makeTasks('train'), o.tok, o.cfg, o.steps, {
-    record: runRecorder(o.runDir, o.tok, { checkpointEvery }),
+    record: runRecorder(o.runDir, o.tok, { checkpointEvery, extra: o.extraState }),
     envFactory: o.envFactory,
     advantages: o.advantages,
     cfgAt: o.cfgAt,
@@ -119,6 +131,8 @@ export async function trainRun(o: TrainRunOptions): Promise<TrainRunResult> {
     },
   });
   resumeState?.optimizer.dispose();
+  // Before the final checkpoint and summary.json: a finished run (summary.json) has its critic saved too.
+  o.onDone?.(policy, o.runDir);
   const all = [...prior, ...history];
   const complete = all.length > 0 && all[all.length - 1].step === o.steps - 1;
   let heldout: BehaviorStats | null = null;
@@ -143,7 +157,6 @@ export async function trainRun(o: TrainRunOptions): Promise<TrainRunResult> {
       backend: backendInfo()?.detail,
     });
   }
-  o.onDone?.(policy, o.runDir);
   policy.dispose();
   return { runDir: o.runDir, history: all, heldout, complete };
 }

@@ -36,6 +36,8 @@ export interface RecorderOptions {
   saveEpisodes?: number;
   /** Keep a numbered checkpoint every this many steps (the latest state is always kept). */
   checkpointEvery?: number;
+  /** State trained beside the policy (a critic), saved with each step's training state. */
+  extra?: ExtraState;
 }
 
 /** The folder of a numbered checkpoint. */
@@ -68,7 +70,7 @@ export function runRecorder(
     );
     if (opts.checkpointEvery && (step + 1) % opts.checkpointEvery === 0)
       saveCheckpoint(path.join(ckpts, stepCheckpointName(step)), policy, tok, { step, seed: cfg.seed });
-    writeTrainingState(`${latest}.tmp`, policy, tok, optimizer, rng, step, cfg);
+    writeTrainingState(`${latest}.tmp`, policy, tok, optimizer, rng, step, cfg, opts.extra);
     appendHistory(runDir, rec);
     replaceDir(`${latest}.tmp`, latest);
   };
@@ -96,8 +98,8 @@ type TrainingState = v.InferOutput<typeof StateSchema>;
 
 /**
  * Write a training state into `dir`, a folder that is not in place (any old one is removed):
- * the checkpoint (weights.bin, model.json), optimizer.bin, then state.json (the completeness
- * marker), each fsynced.
+ * the checkpoint (weights.bin, model.json), optimizer.bin, `extra`'s files (a critic), then
+ * state.json (the completeness marker), each fsynced.
  */
 export function writeTrainingState(
   dir: string,
@@ -107,25 +109,16 @@ export function writeTrainingState(
   rng: Rng,
   step: number,
   cfg: RLConfig,
+  extra?: ExtraState,
 ): void {
   if (fs.existsSync(dir)) fs.rmSync(dir, { recursive: true, force: true });
   writeCheckpointFiles(dir, policy, tok, { step, seed: cfg.seed, kind: 'training-state' });
-  const weights = optimizerWeights(opt);
-  const total = weights.reduce((n, w) => n + w.values.length, 0);
-  const buf = new Float32Array(total);
-  let at = 0;
-  for (const w of weights) {
-    buf.set(w.values, at);
-    at += w.values.length;
-  }
-  writeFileDurable(
-    path.join(dir, 'optimizer.bin'),
-    new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength),
-  );
+  const entries = writeAdam(path.join(dir, 'optimizer.bin'), opt);
+  extra?.save(dir);
   const state: TrainingState = {
     step,
     rng: rng.getState(),
-    optimizer: weights.map((w) => ({ name: w.name, shape: w.shape })),
+    optimizer: entries,
     seed: cfg.seed,
   };
   writeFileDurable(path.join(dir, 'state.json'), `${JSON.stringify(state)}\n`);
@@ -179,8 +172,19 @@ export function trainingStateStep(dir: string): number | null {
 }
 
 /**
+ * State a run trains beside its policy (a critic and its optimizer), kept in each step's training
+ * state so that a resume continues it bit for bit: `save(dir)` writes its files into the training
+ * state's folder before state.json (the completeness marker) is written; `restore(dir)` reads them
+ * back from the state a resume continues from (throwing an Error naming what is missing or wrong).
+ */
+export interface ExtraState {
+  save(dir: string): void;
+  restore(dir: string): void;
+}
+
+/**
  * Adam's state, read synchronously: its step counters and its moments, which TF.js keeps in the
- * order of the variables passed to applyGradients (the policy's parameter order here).
+ * order of the variables passed to applyGradients (the model's parameter order here).
  */
 interface AdamInternals {
   accBeta1: tf.Variable;
@@ -189,19 +193,86 @@ interface AdamInternals {
   accumulatedSecondMoment: { originalName: string; variable: tf.Variable }[];
 }
 
-function optimizerWeights(opt: tf.Optimizer): { name: string; shape: number[]; values: Float32Array }[] {
+/** One entry of Adam's state as state.json lists it: `accBeta1`, `accBeta2`, `m/i` or `v/i` (i: the parameter). */
+type AdamEntry = { name: string; shape: number[] };
+
+/** Write Adam's state (counters, then first and second moments) to `file` as float32, fsynced; returns its entries in file order. */
+function writeAdam(file: string, opt: tf.Optimizer): AdamEntry[] {
   const o = opt as unknown as AdamInternals;
   const read = (name: string, v: tf.Variable) => ({
     name,
     shape: v.shape.slice(),
     values: v.dataSync() as Float32Array,
   });
-  return [
+  const weights = [
     read('accBeta1', o.accBeta1),
     read('accBeta2', o.accBeta2),
     ...(o.accumulatedFirstMoment ?? []).map((m, i) => read(`m/${i}`, m.variable)),
     ...(o.accumulatedSecondMoment ?? []).map((m, i) => read(`v/${i}`, m.variable)),
   ];
+  const buf = new Float32Array(weights.reduce((n, w) => n + w.values.length, 0));
+  let at = 0;
+  for (const w of weights) {
+    buf.set(w.values, at);
+    at += w.values.length;
+  }
+  writeFileDurable(file, new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength));
+  return weights.map((w) => ({ name: w.name, shape: w.shape }));
+}
+
+/**
+ * An Adam with learning rate `lr` holding the state `writeAdam` wrote to `file` (its `entries`),
+ * its moments checked against the model's parameters `vars` before any tensor is made. Throws an
+ * Error naming the problem (a non-finite value, an unknown entry, a shape that does not match).
+ */
+function readAdam(
+  file: string,
+  entries: readonly AdamEntry[],
+  vars: readonly tf.Variable[],
+  lr: number,
+): tf.Optimizer {
+  const bytes = fs.readFileSync(file);
+  const all = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+  const need = entries.reduce((n, w) => n + w.shape.reduce((a, b) => a * b, 1), 0);
+  if (all.length !== need)
+    throw new Error(`${path.basename(file)} holds ${all.length} numbers, ${need} are listed`);
+  const bad = all.findIndex((x) => !Number.isFinite(x));
+  if (bad >= 0) throw new Error(`${path.basename(file)} holds ${all[bad]} at index ${bad}`);
+  let at = 0;
+  const plan: { kind: 'accBeta1' | 'accBeta2' | 'm' | 'v'; index: number; from: number; shape: number[] }[] =
+    [];
+  for (const w of entries) {
+    const n = w.shape.reduce((a, b) => a * b, 1);
+    const m = /^(accBeta1|accBeta2)$|^([mv])\/(\d+)$/.exec(w.name);
+    const problem = (what: string) => new Error(`optimizer entry ${w.name}: ${what}`);
+    if (!m) throw problem("not a name of Adam's state (accBeta1, accBeta2, m/i, v/i)");
+    if (m[1]) {
+      if (n !== 1) throw problem(`expected a scalar, got shape [${w.shape}]`);
+      plan.push({ kind: m[1] as 'accBeta1', index: -1, from: at, shape: w.shape });
+    } else {
+      const index = Number(m[3]);
+      const variable = vars[index];
+      if (!variable) throw problem(`the model has ${vars.length} parameters`);
+      if (variable.shape.join('x') !== w.shape.join('x'))
+        throw problem(`shape [${w.shape}], the parameter has [${variable.shape}]`);
+      plan.push({ kind: m[2] as 'm', index, from: at, shape: w.shape });
+    }
+    at += n;
+  }
+  const optimizer = tf.train.adam(lr);
+  const o = optimizer as unknown as AdamInternals;
+  o.accumulatedFirstMoment = [];
+  o.accumulatedSecondMoment = [];
+  for (const p of plan) {
+    const t = tf.tensor(all.slice(p.from, p.from + p.shape.reduce((a, b) => a * b, 1)), p.shape);
+    if (p.kind === 'accBeta1' || p.kind === 'accBeta2') o[p.kind].assign(t);
+    else {
+      const list = p.kind === 'm' ? o.accumulatedFirstMoment : o.accumulatedSecondMoment;
+      list[p.index] = { originalName: `${vars[p.index].name}/${p.kind}`, variable: tf.variable(t, false) };
+    }
+    t.dispose();
+  }
+  return optimizer;
 }
 
 export interface ResumeState {
@@ -210,6 +281,8 @@ export interface ResumeState {
   rngState: number[];
   /** The next step to run. */
   startStep: number;
+  /** The folder the state was read from (checkpoints/latest), where an ExtraState restores from. */
+  dir: string;
 }
 
 /** Load `checkpoints/latest` of a run: weights, Adam's moments and the generator. */
@@ -226,53 +299,65 @@ export function loadTrainingState(runDir: string, tok: Tokenizer, cfg: RLConfig)
     throw damaged(dir, (e as Error).message);
   }
   const policy = loadCheckpoint(dir, tok, { expect: 'policy' });
-  const vars = policy.variables();
-  const bytes = fs.readFileSync(path.join(dir, 'optimizer.bin'));
-  const all = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
-  const bad = all.findIndex((x) => !Number.isFinite(x));
-  if (bad >= 0) {
+  let optimizer: tf.Optimizer;
+  try {
+    optimizer = readAdam(path.join(dir, 'optimizer.bin'), state.optimizer, policy.variables(), cfg.lr);
+  } catch (e) {
     policy.dispose();
-    throw damaged(dir, `optimizer.bin holds ${all[bad]} at index ${bad}`);
+    throw damaged(dir, `state.json: ${(e as Error).message}`);
   }
-  // Check every entry against the model before creating any tensor.
-  let at = 0;
-  const plan: { kind: 'accBeta1' | 'accBeta2' | 'm' | 'v'; index: number; from: number; shape: number[] }[] =
-    [];
-  for (const w of state.optimizer) {
-    const n = w.shape.reduce((a, b) => a * b, 1);
-    const m = /^(accBeta1|accBeta2)$|^([mv])\/(\d+)$/.exec(w.name);
-    const problem = (what: string) => {
-      policy.dispose();
-      return damaged(dir, `state.json: optimizer entry ${w.name}: ${what}`);
+  return { policy, optimizer, rngState: state.rng, startStep: state.step + 1, dir };
+}
+
+const CriticStateSchema = strict(
+  { optimizer: list(strict({ name: text(40), shape: list(int(1, 1 << 24), 0, 4) }), 0, 10_000) },
+  "a critic's optimizer state",
+);
+
+/**
+ * Save a critic and its Adam into `<dir>/critic` (a training state's folder, before its state.json):
+ * the critic's checkpoint files (weights.bin, model.json), optimizer.bin and optimizer.json (the
+ * entries of optimizer.bin), each fsynced.
+ */
+export function writeCriticState(dir: string, critic: TinyAgent, opt: tf.Optimizer, tok: Tokenizer): void {
+  const at = path.join(dir, 'critic');
+  writeCheckpointFiles(at, critic, tok, { kind: 'critic-state' });
+  const entries = writeAdam(path.join(at, 'optimizer.bin'), opt);
+  writeFileDurable(path.join(at, 'optimizer.json'), `${JSON.stringify({ optimizer: entries })}\n`);
+  fsyncDir(at);
+}
+
+/**
+ * The critic and its Adam (learning rate `lr`) that writeCriticState saved in `<dir>/critic`.
+ * Throws a CheckpointError naming what is missing or damaged.
+ */
+export function readCriticState(
+  dir: string,
+  tok: Tokenizer,
+  lr: number,
+): { critic: TinyAgent; opt: tf.Optimizer } {
+  const at = path.join(dir, 'critic');
+  const file = path.join(at, 'optimizer.json');
+  if (!fs.existsSync(file))
+    throw damaged(dir, 'it has no critic/optimizer.json: the critic was not saved with it');
+  let raw: unknown;
+  try {
+    raw = JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw damaged(dir, `critic/optimizer.json is not valid JSON: ${(e as Error).message}`);
+  }
+  const r = parse(CriticStateSchema, raw, 'critic/optimizer.json');
+  if (!r.ok) throw damaged(dir, r.error);
+  const critic = loadCheckpoint(at, tok, { expect: 'critic' });
+  try {
+    return {
+      critic,
+      opt: readAdam(path.join(at, 'optimizer.bin'), r.value.optimizer, critic.variables(), lr),
     };
-    if (!m) throw problem("not a name of Adam's state (accBeta1, accBeta2, m/i, v/i)");
-    if (m[1]) {
-      if (n !== 1) throw problem(`expected a scalar, got shape [${w.shape}]`);
-      plan.push({ kind: m[1] as 'accBeta1', index: -1, from: at, shape: w.shape });
-    } else {
-      const index = Number(m[3]);
-      const variable = vars[index];
-      if (!variable) throw problem(`the model has ${vars.length} parameters`);
-      if (variable.shape.join('x') !== w.shape.join('x'))
-        throw problem(`shape [${w.shape}], the parameter has [${variable.shape}]`);
-      plan.push({ kind: m[2] as 'm', index, from: at, shape: w.shape });
-    }
-    at += n;
+  } catch (e) {
+    critic.dispose();
+    throw damaged(dir, `critic/optimizer.json: ${(e as Error).message}`);
   }
-  const optimizer = tf.train.adam(cfg.lr);
-  const o = optimizer as unknown as AdamInternals;
-  o.accumulatedFirstMoment = [];
-  o.accumulatedSecondMoment = [];
-  for (const p of plan) {
-    const t = tf.tensor(all.slice(p.from, p.from + p.shape.reduce((a, b) => a * b, 1)), p.shape);
-    if (p.kind === 'accBeta1' || p.kind === 'accBeta2') o[p.kind].assign(t);
-    else {
-      const list = p.kind === 'm' ? o.accumulatedFirstMoment : o.accumulatedSecondMoment;
-      list[p.index] = { originalName: `${vars[p.index].name}/${p.kind}`, variable: tf.variable(t, false) };
-    }
-    t.dispose();
-  }
-  return { policy, optimizer, rngState: state.rng, startStep: state.step + 1 };
 }
 
 export interface ResumePlan {

@@ -57,6 +57,7 @@ function read(record: unknown, index: number): Read<DumpSample[]> {
       episode: x.episode,
       truncated: x.truncated,
       weightVersions: x.weight_versions ?? (x.weight_version === undefined ? undefined : [x.weight_version]),
+      fileId: x.episode !== undefined ? { field: 'episode', value: String(x.episode) } : undefined,
       lengthIssues: issues,
     },
   ]);

@@ -70,6 +70,7 @@ function read(record: unknown, index: number): Read<DumpSample[]> {
       trainerLogprobs: cut(x.prev_logprobs),
       advantages: cut(x.advantages),
       reward: x.rewards,
+      fileId: x.idx !== undefined ? { field: 'idx', value: String(x.idx) } : undefined,
       lengthIssues: issues,
     },
   ]);

@@ -19,6 +19,7 @@ const Export = v.object({
   schema_version: v.number(),
   step: v.number(),
   rank: v.number(),
+  export_sequence_idx: v.optional(v.number()),
   env_name: v.optional(v.nullable(v.string())),
   token_ids: tokenIds,
   loss_mask: bools,
@@ -64,6 +65,10 @@ function read(record: unknown, index: number): Read<DumpSample[]> {
       step: x.step,
       rank: x.rank,
       env: x.env_name ?? undefined,
+      fileId:
+        x.export_sequence_idx !== undefined
+          ? { field: 'export_sequence_idx', value: String(x.export_sequence_idx) }
+          : undefined,
       lengthIssues: issues,
     },
   ]);

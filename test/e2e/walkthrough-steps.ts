@@ -1,0 +1,491 @@
+/**
+ * The walkthrough of issue 26 in the real workbench, one step each (ids W1...): train with turn-level
+ * GAE from the palette and read an episode's TD errors; cancel a run and resume it from the UI, and
+ * check its history against the same run trained without a stop (the CLI, same seed); filter a
+ * dump's table by reward and tokens; search a token; step through findings with `n` and `p`; close
+ * the opened dump file. Then `widthSweep(views)`: every view at 1600 and 400 px in both themes, with
+ * screenshots and the check that nothing is wider than its panel at 400 px.
+ *
+ * The steps leave what later steps need in `walk` (the GAE run, the dump's file); a step registered
+ * with `needs` is skipped when the step it needs did not pass.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import type { Frame } from 'playwright-core';
+import { overflowing } from './width-check';
+import {
+  acceptDefault,
+  answer,
+  jsonLines,
+  openInEpisodeLab,
+  pickRow,
+  ROOT,
+  RUN,
+  runCommand,
+  say,
+  setTheme,
+  shot,
+  toast,
+  unpin,
+  WORKSPACE,
+  wb,
+  webviewFrame,
+} from './workbench';
+
+const RUNS = path.join(WORKSPACE, '.episode-lab', 'runs');
+/** The walkthrough's own copy of the NeMo-RL fixture (the Qwen3 tokenizer is beside it in the workspace). */
+const DUMP = 'train_data_step5.jsonl';
+/** The file's own id of record r in that copy: a dataset prompt's id, shared by a group of 2, as NeMo-RL writes `idx`. */
+const idOf = (r: number) => 100 + Math.floor(r / 2) * 7;
+
+/** What the steps leave for later ones. */
+export const walk = { gaeRun: '', dumpRecord: -1 };
+
+interface NemoRecord {
+  rewards: number | number[];
+  input_lengths: number | number[];
+  token_ids: number[] | number[][];
+}
+const first = <T>(x: T | T[]): T => (Array.isArray(x) ? (x[0] as T) : x);
+
+const runsNow = () => (fs.existsSync(RUNS) ? fs.readdirSync(RUNS) : []);
+
+/** Poll `f` until it returns a value (not undefined), at most `ms` milliseconds. */
+async function until<T>(what: string, f: () => T | undefined, ms: number): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = f();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`${what}: not within ${ms} ms`);
+    await wb.page.waitForTimeout(250);
+  }
+}
+
+/** Train Agent's form from the palette: steps, then the defaults except the batch and the credit prompts given. */
+async function trainForm(steps: number, batch: string, credit: string[]): Promise<void> {
+  await runCommand(wb.page, 'Episode Lab: Train Agent');
+  await pickRow(wb.page, 'Train an agent', 'Train with the default config');
+  await answer('Training steps', String(steps));
+  for (const title of ['Seed', 'Turn budget', 'Reward', 'Loss mode', 'Context policy'])
+    await acceptDefault(title);
+  await pickRow(wb.page, 'Batch (episodes per step)', batch);
+  const titles = ['Advantage estimator', 'Critic warm-up'];
+  for (const [k, label] of credit.entries()) await pickRow(wb.page, titles[k], label);
+  if (credit.length === 0) {
+    await acceptDefault('Advantage estimator');
+    await acceptDefault('Critic');
+  }
+}
+
+/** Open the episode table on a run or a file, picked by its label in Browse Episodes. */
+async function browse(label: string): Promise<Frame> {
+  await runCommand(wb.page, 'Episode Lab: Browse Episodes');
+  await pickRow(wb.page, 'Browse the episodes of', label);
+  const table = await webviewFrame(wb.page, 'table');
+  await table.locator('.grid-row').first().waitFor({ timeout: 30_000 });
+  return table;
+}
+
+/** The inspector showing a dump record (data-state="dump"), polled until it appears. */
+async function dumpInspector(): Promise<Frame> {
+  const end = Date.now() + 60_000;
+  while (Date.now() < end) {
+    const f = await webviewFrame(wb.page, 'inspector');
+    if ((await f.locator('#app[data-state="dump"]').count()) > 0) return f;
+    await wb.page.waitForTimeout(250);
+  }
+  throw new Error('no inspector showing a dump record');
+}
+
+// --- W1 ---------------------------------------------------------------------------------------
+
+/**
+ * Train Agent with turn-level GAE, the smallest settings (1 step of 2 prompts x 2 episodes, a 2-step
+ * critic warm-up); open its first episode from the table: per-call credit with the run's critic,
+ * each TD error equal to r_k + V(s_k+1) - V(s_k) (gamma 1) of its own row.
+ */
+export async function trainTurnGae(): Promise<void> {
+  await setTheme('dark');
+  const before = new Set(runsNow());
+  await trainForm(1, '2 prompts x 2 episodes', ['turn-level GAE', '2 steps']);
+  const run = await until(
+    'the GAE run finished (summary.json)',
+    () => runsNow().find((r) => !before.has(r) && fs.existsSync(path.join(RUNS, r, 'summary.json'))),
+    180_000,
+  );
+  const meta = JSON.parse(fs.readFileSync(path.join(RUNS, run, 'config.json'), 'utf8'));
+  assert.deepEqual(meta.credit, { estimator: 'turn', critic: true, lam: 0.95, warmupSteps: 2 });
+  assert.ok(
+    fs.existsSync(path.join(RUNS, run, 'checkpoints', 'critic', 'weights.bin')),
+    'the critic is saved',
+  );
+  say(`trained ${run} with turn-level GAE`);
+  const table = await browse(run);
+  await table.locator('.grid-row').first().click();
+  const insp = await webviewFrame(wb.page, 'inspector');
+  await insp.locator('#app[data-credit="ready"]').waitFor({ timeout: 60_000 });
+  assert.match((await insp.locator('.credit-note').textContent()) ?? '', /With the run’s critic/);
+  const heads = await insp.locator('.credit-table thead th').allTextContents();
+  const col = (label: string) => heads.indexOf(label);
+  assert.ok(col('TD error δ_k') > 0, `the TD error column: ${heads.join(' | ')}`);
+  const rows = await insp
+    .locator('.credit-table tbody tr')
+    .evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent ?? '')));
+  assert.ok(rows.length >= 1, 'one row per call');
+  for (const r of rows) {
+    const [reward, vStart, td, vNext] = [
+      col('reward r_k'),
+      col('value V(s_k)'),
+      col('TD error δ_k'),
+      col('V(s_k+1)'),
+    ].map((c) => Number(r[c]));
+    assert.ok(Math.abs(td - (reward + vNext - vStart)) < 0.0021, `δ = r + V(s') - V(s) on ${r[0]}`);
+  }
+  assert.equal(await insp.locator('.credit-bars g.call-group').first().locator('rect.bar').count(), 6);
+  await insp
+    .locator('.credit')
+    .first()
+    .evaluate((e) => e.scrollIntoView({ block: 'start' }));
+  await wb.page.waitForTimeout(200);
+  await shot(wb.page, 'walk-gae-credit-dark');
+  walk.gaeRun = run;
+  say(`TD errors of ${rows.length} calls read`);
+}
+
+// --- W2 ---------------------------------------------------------------------------------------
+
+const withoutClock = (t: string) => t.replace(/"(sample_s|update_s)":[^,}]*,?/g, '');
+
+/**
+ * Train Agent (6 steps of 4 x 4 episodes), Cancel Run after the first step, the dashboard tags the
+ * run stopped; Resume from the notification's button; its history.jsonl then has the same step
+ * lines (but the clock) as the run trained without a stop by the CLI with the same config and seed.
+ */
+export async function cancelAndResume(): Promise<void> {
+  await setTheme('dark');
+  const before = new Set(runsNow());
+  await trainForm(6, '4 prompts x 4 episodes', []);
+  await toast(/step 0 \(1\/6\)/).waitFor({ timeout: 120_000 });
+  await runCommand(wb.page, 'Episode Lab: Cancel Run');
+  const stopped = toast(/stopped cleanly after \d+ step/);
+  await stopped.waitFor({ timeout: 120_000 });
+  const run = runsNow().find((r) => !before.has(r));
+  assert.ok(run, 'the cancelled run is kept');
+  const dir = path.join(RUNS, run);
+  const committed = jsonLines(path.join(dir, 'history.jsonl')).length;
+  assert.ok(committed >= 1 && committed < 6, `${committed} of 6 steps committed`);
+  // The uninterrupted run, by the CLI, from the run's own config (its seed): meanwhile the UI resumes.
+  const { steps: _s, ...config } = JSON.parse(fs.readFileSync(path.join(dir, 'config.json'), 'utf8')).config;
+  const cfgFile = path.join(RUN, 'walk-straight.json');
+  fs.writeFileSync(cfgFile, JSON.stringify(config));
+  const straightRoot = path.join(RUN, 'walk-straight-runs');
+  fs.rmSync(straightRoot, { recursive: true, force: true });
+  const cli = path.join(ROOT, 'dist', 'cli.js');
+  const args = [
+    'train',
+    '--config',
+    cfgFile,
+    '--steps',
+    '6',
+    '--runs-dir',
+    straightRoot,
+    '--name',
+    'straight',
+  ];
+  const straight = promisify(execFile)(process.execPath, [cli, ...args, '--no-eval']);
+  await stopped.hover(); // a toast under the pointer stays
+  const dash = await webviewFrame(wb.page, 'dashboard');
+  await dash
+    .locator('.curve-legend .legend-item', { hasText: run })
+    .locator('.run-state.state-stopped')
+    .waitFor({ timeout: 30_000 });
+  await shot(wb.page, 'walk-dashboard-stopped-dark');
+  try {
+    await stopped.locator('.monaco-button', { hasText: 'Resume' }).click({ timeout: 5_000 });
+  } catch {
+    say('the notification went: Resume Run from the palette');
+    await runCommand(wb.page, 'Episode Lab: Resume Run');
+    await pickRow(wb.page, 'Resume which run?', run);
+  }
+  await toast(new RegExp(`${run} resumed and finished: ${6 - committed} more step`)).waitFor({
+    timeout: 180_000,
+  });
+  await dash
+    .locator('.curve-legend .legend-item', { hasText: run })
+    .locator('.run-state.state-finished')
+    .waitFor({ timeout: 30_000 });
+  await shot(wb.page, 'walk-dashboard-finished-dark');
+  await straight;
+  const lines = (d: string) => withoutClock(fs.readFileSync(path.join(d, 'history.jsonl'), 'utf8'));
+  assert.equal(
+    lines(dir),
+    lines(path.join(straightRoot, 'straight')),
+    'the same step lines as the uninterrupted run',
+  );
+  say(
+    `cancelled after ${committed} step(s), resumed from the UI: the same history as the run without a stop`,
+  );
+}
+
+// --- W3 ---------------------------------------------------------------------------------------
+
+/**
+ * A NeMo-RL dump (the walkthrough's copy, whose `idx` is a prompt id) in the episode table, filtered
+ * by `reward = 1 and tokens > T`: the rows the file's own figures give, with the file's id beside
+ * the 0-based number.
+ */
+export async function dumpTableFilter(): Promise<void> {
+  await setTheme('light');
+  const src = path.join(ROOT, 'test', 'fixtures', 'dumps', 'nemo-rl-buggy.jsonl');
+  const lines = fs
+    .readFileSync(src, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim());
+  const records = lines.map((l) => JSON.parse(l) as NemoRecord);
+  fs.writeFileSync(
+    path.join(WORKSPACE, DUMP),
+    `${lines.map((l, r) => JSON.stringify({ ...JSON.parse(l), idx: [idOf(r)] })).join('\n')}\n`,
+  );
+  await openInEpisodeLab(DUMP);
+  const rf = await dumpInspector();
+  await rf.locator('.rule-table tr.rule-row').first().waitFor({ timeout: 60_000 });
+  assert.match(
+    (await rf.locator('header .info').textContent()) ?? '',
+    /sample 0 \(of \d+, from 0\) · idx 100 · /,
+  );
+  const tokens = records.map((r) => first(r.input_lengths));
+  const rewards = records.map((r) => first(r.rewards));
+  const sorted = [...tokens].sort((a, b) => a - b);
+  const T = sorted[Math.floor(sorted.length / 3)];
+  const want = records.flatMap((_, r) => (rewards[r] === 1 && tokens[r] > T ? [String(r)] : []));
+  assert.ok(
+    want.length > 0 && want.length < records.length,
+    `reward = 1 and tokens > ${T}: ${want.length} records`,
+  );
+  const table = await browse(DUMP);
+  await table.locator(`#app[data-rows="${records.length}"]`).waitFor({ timeout: 30_000 });
+  await table.locator('#query').fill(`reward = 1 and tokens > ${T}`);
+  await table.locator(`#app[data-rows="${want.length}"]`).waitFor({ timeout: 10_000 });
+  const shown = await table
+    .locator('.grid-row')
+    .evaluateAll((rows) => rows.map((r) => (r as HTMLElement).dataset.key ?? ''));
+  assert.deepEqual(shown, want);
+  const ids = await table.locator('.grid-row .col-id').allTextContents();
+  assert.deepEqual(
+    ids,
+    want.map((r) => String(idOf(Number(r)))),
+    "the file's own id beside the number",
+  );
+  await shot(wb.page, 'walk-dump-table-light');
+  walk.dumpRecord = Number(want[0]);
+  await table.locator('.grid-row').first().click();
+  say(`dump table: reward = 1 and tokens > ${T} gives records ${want.join(', ')}`);
+}
+
+// --- W4 ---------------------------------------------------------------------------------------
+
+/** In that record, search a token by id (`#N`): the count is the token's occurrences, the first is held. */
+export async function searchToken(): Promise<void> {
+  const rf = await dumpInspector();
+  const r = walk.dumpRecord;
+  await rf.locator('header .info', { hasText: `sample ${r} (of` }).waitFor({ timeout: 30_000 });
+  const src = path.join(WORKSPACE, DUMP);
+  const rec = JSON.parse(fs.readFileSync(src, 'utf8').split('\n')[r]) as NemoRecord;
+  const ids = first(rec.token_ids as number[][]).slice(0, first(rec.input_lengths));
+  const target = ids[ids.length - 1];
+  const hits = ids.flatMap((x, i) => (x === target ? [i] : []));
+  await rf.locator('#token-search').fill(`#${target}`);
+  await rf.locator('#token-search').press('Enter');
+  await rf.locator('.search-count', { hasText: ` of ${hits.length}` }).waitFor({ timeout: 10_000 });
+  const held = await rf.locator('.strip-box .strip .chip.held').getAttribute('data-i');
+  assert.ok(hits.includes(Number(held)), `the held chip ${held} is a #${target}`);
+  await shot(wb.page, 'walk-search-light');
+  say(`search #${target}: ${hits.length} matches`);
+}
+
+// --- W5 ---------------------------------------------------------------------------------------
+
+/** The next (1) or previous (-1) of ascending `list` after `from`, wrapping (written from the key's definition). */
+function after(list: number[], from: number, d: 1 | -1): number {
+  if (d === 1) return list.find((i) => i > from) ?? list[0];
+  return [...list].reverse().find((i) => i < from) ?? list[list.length - 1];
+}
+
+/** `n` and `p` step through the record's flagged tokens in order, wrapping, each held with its findings shown. */
+export async function findingKeys(): Promise<void> {
+  const rf = await dumpInspector();
+  // The next sample with findings until one has flagged tokens (a finding may hold no position).
+  for (let k = 0; k < 5 && (await rf.locator('.strip-box .strip .chip.flag').count()) === 0; k++) {
+    const before = await rf.locator('header .info').textContent();
+    await rf.locator('#next-finding').click();
+    await rf.locator('header .info', { hasNotText: before ?? '' }).waitFor({ timeout: 30_000 });
+  }
+  const flagged = (
+    await rf
+      .locator('.strip-box .strip .chip.flag')
+      .evaluateAll((cs) => cs.map((c) => Number((c as HTMLElement).dataset.i)))
+  ).sort((a, b) => a - b);
+  assert.ok(flagged.length >= 1, 'the record has flagged tokens');
+  const heldNow = async () => Number(await rf.locator('.strip-box .strip .chip.held').getAttribute('data-i'));
+  // Hold the first flagged token by a click, then the keys from there.
+  let at = flagged[0];
+  await rf.locator(`.strip-box .strip .chip[data-i="${at}"]`).click();
+  await rf.locator(`.strip-box .strip .chip.held[data-i="${at}"]`).waitFor({ timeout: 5_000 });
+  for (const [key, d] of [
+    ['n', 1],
+    ['n', 1],
+    ['p', -1],
+  ] as const) {
+    const want = after(flagged, at, d);
+    await wb.page.keyboard.press(key);
+    await rf.locator(`.strip-box .strip .chip.held[data-i="${want}"]`).waitFor({ timeout: 5_000 });
+    assert.match((await rf.locator('.detail').textContent()) ?? '', /findings/);
+    at = want;
+  }
+  assert.equal(await heldNow(), at);
+  await shot(wb.page, 'walk-finding-keys-light');
+  say(`n, n, p over ${flagged.length} flagged tokens`);
+}
+
+// --- W6 ---------------------------------------------------------------------------------------
+
+/** Close Dump File: the file leaves the run explorer. */
+export async function closeDump(): Promise<void> {
+  await runCommand(wb.page, 'Episode Lab: Focus on Runs View');
+  // The run explorer's row (its description counts records; the file explorer's row does not).
+  const row = wb.page.locator('.monaco-list-row', { hasText: DUMP }).filter({ hasText: 'records' });
+  await row.first().waitFor({ timeout: 15_000 });
+  await runCommand(wb.page, 'Episode Lab: Close Dump File');
+  await pickRow(wb.page, 'Close which dump file?', DUMP);
+  await row.first().waitFor({ state: 'detached', timeout: 15_000 });
+  await shot(wb.page, 'walk-dump-closed-light');
+  say('the dump file is closed');
+}
+
+// --- the width sweep --------------------------------------------------------------------------
+
+/**
+ * A view to visit: `open` brings it to the front and returns its frame (null: a view outside a
+ * webview, only photographed); `sections` are selectors scrolled into view, one screenshot each.
+ */
+export interface ViewVisit {
+  name: string;
+  open: () => Promise<Frame | null>;
+  sections?: string[];
+}
+
+/**
+ * Visit `views` in one editor group at 1600 px (side bar open) and at 400 px (side bar closed, the
+ * panel as wide as a side panel), in the dark and the light theme: a screenshot of each section, named
+ * `width-<view>[-<section>]-<px>-<theme>.png`, and at 400 px the lines `overflowing(page)` reports.
+ * Throws once at the end with every overflow found, so one run shows them all.
+ */
+export async function widthSweep(views: readonly ViewVisit[]): Promise<void> {
+  const page = wb.page;
+  const found: string[] = [];
+  // One editor group: each view takes the whole editor area (a side panel's width at 400 px).
+  await runCommand(page, 'View: Single Column Editor Layout');
+  await runCommand(page, 'Notifications: Clear All Notifications');
+  for (const theme of ['dark', 'light'] as const) {
+    await setTheme(theme);
+    for (const px of [1600, 400]) {
+      if (px === 400) await runCommand(page, 'View: Close Primary Side Bar');
+      else await runCommand(page, 'Episode Lab: Focus on Runs View');
+      await page.setViewportSize({ width: px, height: px === 400 ? 900 : 1000 });
+      await page.waitForTimeout(600);
+      for (const v of views) {
+        const frame = await v.open();
+        // Opening a file goes through the file explorer, which opens the side bar again.
+        if (px === 400 && (await page.locator('.part.sidebar:visible').count()) > 0)
+          await runCommand(page, 'View: Close Primary Side Bar');
+        await page.waitForTimeout(400);
+        for (const sel of v.sections ?? ['']) {
+          if (frame && sel) {
+            const el = frame.locator(sel).first();
+            if ((await el.count()) === 0) {
+              found.push(`${v.name}: no ${sel} at ${px} px`);
+              continue;
+            }
+            await el.evaluate((e) => e.scrollIntoView({ block: 'start' }));
+            await page.waitForTimeout(150);
+          }
+          const tag = sel ? `-${sel.replace(/[^a-z0-9]+/gi, '')}` : '';
+          await shot(page, `width-${v.name}${tag}-${px}-${theme}`);
+        }
+        if (px === 400)
+          for (const line of await overflowing(page)) found.push(`${v.name} (${theme}): ${line}`);
+      }
+    }
+  }
+  await page.setViewportSize({ width: 1500, height: 950 });
+  await runCommand(page, 'Episode Lab: Focus on Runs View');
+  assert.deepEqual([...new Set(found)], [], 'nothing wider than its panel at 400 px');
+}
+
+/** Bring the first editor tab whose title contains `title` to the front. */
+async function tab(title: string): Promise<void> {
+  await wb.page.locator('.tabs-container .tab', { hasText: title }).first().click();
+}
+
+/**
+ * The views of issue 26 to sweep: the GAE run's episode in the inspector (strip, mask debugger,
+ * context, credit, the comparison with a pinned episode), a dump record (strip and findings), the
+ * episode table and the dashboard.
+ */
+export function dailyViews(): ViewVisit[] {
+  return [
+    {
+      name: 'episode',
+      open: async () => {
+        const table = await browse(walk.gaeRun);
+        await table.locator('.grid-row').first().click();
+        const insp = await webviewFrame(wb.page, 'inspector');
+        await insp.locator('#app[data-credit="ready"]').waitFor({ timeout: 60_000 });
+        // Episode 0 pinned, episode 1 shown: the comparison call by call.
+        await unpin(insp);
+        if (!/pinned/.test((await insp.locator('#pin').textContent()) ?? '')) {
+          await insp.locator('#pin').click();
+          await insp.locator('#pin', { hasText: 'pinned' }).waitFor({ timeout: 10_000 });
+        }
+        await insp.locator('#walk-next').click();
+        const shown = await webviewFrame(wb.page, 'inspector');
+        await shown.locator('.compare-pinned tr[data-call]').first().waitFor({ timeout: 30_000 });
+        await shown.locator('.credit-table').waitFor({ timeout: 60_000 });
+        return shown;
+      },
+      sections: ['header', '.strip-box', '.mask-debugger', '.context-editor', '.credit', '.compare-pinned'],
+    },
+    {
+      name: 'dump',
+      open: async () => {
+        await openInEpisodeLab(DUMP);
+        const rf = await dumpInspector();
+        await rf.locator('.rule-table tr.rule-row').first().waitFor({ timeout: 60_000 });
+        return rf;
+      },
+      sections: ['header', '.strip-box', '.rule-table'],
+    },
+    {
+      name: 'table',
+      open: async () => {
+        await tab('Episodes');
+        return webviewFrame(wb.page, 'table');
+      },
+    },
+    {
+      name: 'dashboard',
+      open: async () => {
+        await tab('Training Dashboard');
+        return webviewFrame(wb.page, 'dashboard');
+      },
+    },
+  ];
+}
+
+/** The width sweep over this walkthrough's views. */
+export async function dailyWidths(): Promise<void> {
+  await widthSweep(dailyViews());
+}

@@ -12,7 +12,6 @@ import {
   type Finding,
   findTokenizerBeside,
   type LintFileReport,
-  type LintFinding,
   lintFile,
   loadTokenizerDir,
   RULE_IDS,

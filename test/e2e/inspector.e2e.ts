@@ -13,7 +13,6 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type Browser, chromium, type Frame, type Page } from 'playwright-core';
-import { noTokenizer, pickTokenizer, settingChanges } from './owners-steps';
 import {
   BIG_DUMP,
   mismatchBigLane,
@@ -24,6 +23,7 @@ import {
   mismatchWidths,
   mismatchWorst,
 } from './mismatch-steps';
+import { noTokenizer, pickTokenizer, settingChanges } from './owners-steps';
 import {
   followWhileWriting,
   groupsAndStepSamples,

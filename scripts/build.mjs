@@ -6,22 +6,6 @@ import { build } from 'esbuild';
 const watch = process.argv.includes('--watch');
 const common = { bundle: true, sourcemap: true, logLevel: 'info', target: 'es2022' };
 
-/**
- * The webview's schemas reach the format registry (its ids), whose file readers import node
- * built-ins they only use when reading a file, which a webview never does: there a built-in is an
- * empty module, so the bundle loads and a call into one would fail loudly.
- */
-const noNodeBuiltins = {
-  name: 'no-node-builtins',
-  setup(b) {
-    b.onResolve({ filter: /^node:/ }, (args) => ({ path: args.path, namespace: 'no-node-builtins' }));
-    b.onLoad({ filter: /.*/, namespace: 'no-node-builtins' }, () => ({
-      contents: 'module.exports = {};',
-      loader: 'js',
-    }));
-  },
-};
-
 const bundles = [
   {
     ...common,
@@ -65,7 +49,6 @@ const bundles = [
     format: 'iife',
     // The webview loads this bundle on every panel open: minified (the source map keeps it readable).
     minify: true,
-    plugins: [noNodeBuiltins],
   },
 ];
 

@@ -18,7 +18,7 @@
  */
 import * as v from 'valibot';
 import { ContextPolicySchema } from '../core/context/policy.js';
-import { DUMP_FORMATS } from '../core/dumps/formats/index.js';
+import { DUMP_FORMATS } from '../core/dumps/formats/ids.js';
 import { DumpFileSummarySchema, DumpMismatchSchema, DumpViewSchema } from '../core/dumps/view-schema.js';
 import { OWNER_NAMES } from '../core/gym/episode.js';
 import { SCRIPTED_POLICIES, TASK_SPLITS } from '../core/gym/names.js';

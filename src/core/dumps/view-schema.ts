@@ -20,7 +20,7 @@ import {
   text,
 } from '../schema.js';
 import { FileCoverageSchema } from './coverage.js';
-import { DUMP_FORMATS } from './formats/index.js';
+import { DUMP_FORMATS } from './formats/ids.js';
 import { MismatchThresholdsSchema, type RULE_FIGURES } from './mismatch.js';
 
 const nullableNumbers = (max: number) =>

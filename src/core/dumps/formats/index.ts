@@ -1,7 +1,7 @@
 /**
- * The dump formats, registered once. Everything about formats comes from `DUMP_READERS`: the ids
- * (`DUMP_FORMATS`, the `DumpFormat` type, the protocol's schema, the CLI's `--format` choices),
- * detection and the docs' table of formats. A file is detected by its first bytes first (the first
+ * The dump formats, registered once. Everything about formats comes from `DUMP_READERS`: detection,
+ * the CLI's `--format` choices and the docs' table of formats; its ids must be `DUMP_FORMATS`
+ * (ids.ts, kept apart so the protocol need not bundle the readers), in the same order. A file is detected by its first bytes first (the first
  * whole-file reader whose `detectBytes` holds), else as JSONL by its first record (the first
  * records reader, in this order, whose `detect` holds). A new format is one module implementing
  * DumpReader (reader.ts) and one line here.
@@ -10,6 +10,7 @@ import { fail, ok, type Result } from '../../schema.js';
 import { skyrl, slime } from '../formats-pickled/index.js';
 import { type DumpSample, describeValue, type Read } from '../sample.js';
 import { episodeLab } from './episode-lab.js';
+import type { DumpFormat } from './ids.js';
 import { jsonl } from './jsonl.js';
 import { nemoRl } from './nemo-rl.js';
 import { primeRl } from './prime-rl.js';
@@ -27,7 +28,16 @@ export {
 } from './reader.js';
 
 /** Every format's reader, in detection order (whole-file readers are tried first, on a file's bytes). */
-export const DUMP_READERS = [nemoRl, primeRl, primeRlExport, turns, episodeLab, jsonl, skyrl, slime] as const;
+export const DUMP_READERS = [
+  nemoRl,
+  primeRl,
+  primeRlExport,
+  turns,
+  episodeLab,
+  jsonl,
+  skyrl,
+  slime,
+] as const satisfies readonly DumpReader<DumpFormat>[];
 
 /** The JSONL formats' readers, in detection order. */
 export const RECORD_READERS: readonly RecordReader<DumpFormat>[] = DUMP_READERS.filter(
@@ -38,9 +48,7 @@ export const FILE_READERS: readonly FileReader<DumpFormat>[] = DUMP_READERS.filt
   (r): r is Extract<(typeof DUMP_READERS)[number], { kind: 'file' }> => r.kind === 'file',
 );
 
-export type DumpFormat = (typeof DUMP_READERS)[number]['id'];
-/** The format ids, in detection order; `auto` (detect from the first record) is not one of them. */
-export const DUMP_FORMATS: readonly DumpFormat[] = DUMP_READERS.map((r) => r.id);
+export { DUMP_FORMATS, type DumpFormat } from './ids.js';
 
 /** The reader of a format id (undefined for an id no reader has). */
 export function readerOf(format: string): DumpReader<DumpFormat> | undefined {

@@ -56,7 +56,14 @@ describe('the credit chart fits its panel', () => {
 describe('the episode table folds columns in a narrow panel', () => {
   it('the narrow grid has one track per column left shown (with and without the id column), and hides only real columns', () => {
     const css = readFileSync(join(__dirname, '../../media/inspector.css'), 'utf8');
-    const block = css.slice(css.lastIndexOf('@media (max-width: 640px)'));
+    // The last narrow-panel block, up to its closing brace (rules after it are not in it).
+    const start = css.lastIndexOf('@media (max-width: 640px)');
+    let end = css.indexOf('{', start);
+    for (let depth = 0; end < css.length; end++) {
+      if (css[end] === '{') depth++;
+      else if (css[end] === '}' && --depth === 0) break;
+    }
+    const block = css.slice(start, end + 1);
     const hidden = [...block.matchAll(/\.grid \.col-([a-z]+)/g)].map((m) => m[1]);
     for (const c of hidden) assert.ok((COLUMNS as readonly string[]).includes(c), c);
     // Tracks: top-level space-separated items (minmax(...) counts as one).

@@ -11,10 +11,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Frame } from 'playwright-core';
 import { overflowing } from './width-check';
-import { ROOT, runCommand, say, setTheme, shot, WORKSPACE, wb } from './workbench';
+import { focusRunsViewCompact, ROOT, runCommand, say, setTheme, shot, WORKSPACE, wb } from './workbench';
 
 const FOLDER = 'no-tokenizer';
-const FILE = 'train_data_step5.jsonl';
+const FILE = 'train_data_step12.jsonl';
 const QWEN3 = path.join(WORKSPACE, 'models', 'qwen3');
 
 let frame!: Frame; // T1
@@ -78,7 +78,7 @@ async function fileFrame(ms = 60_000, name = FILE): Promise<Frame> {
 
 /** The run explorer's row of the opened file (the Runs view shown). */
 async function explorerRow() {
-  await runCommand(wb.page, 'Episode Lab: Focus on Runs View');
+  await focusRunsViewCompact();
   const row = wb.page.locator('.monaco-list-row', { hasText: FILE }).first();
   await row.waitFor({ timeout: 15_000 });
   return row;

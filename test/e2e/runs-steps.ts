@@ -13,7 +13,18 @@ import * as path from 'node:path';
 import type { Frame } from 'playwright-core';
 import { stepRecords, writeRunStep } from '../run-fixture.js';
 import { overflowing } from './width-check.js';
-import { ROOT, runCommand, say, setTheme, shot, showTab, WORKSPACE, wb, webviewFrame } from './workbench.js';
+import {
+  focusRunsViewCompact,
+  ROOT,
+  runCommand,
+  say,
+  setTheme,
+  shot,
+  showTab,
+  WORKSPACE,
+  wb,
+  webviewFrame,
+} from './workbench.js';
 
 const RUN_DIR = path.join(WORKSPACE, 'run-live');
 const TAB = 'Run: run-live';
@@ -62,7 +73,7 @@ export async function openRunFolderFromExplorer(): Promise<void> {
   assert.ok((await f.locator('.run-chart[data-figure="findings"] .series').count()) > 0, 'findings per rule');
   await f.locator('.follow-state.following').waitFor({ timeout: 10_000 });
   // The run explorer lists it in its own group.
-  await runCommand(page, 'Episode Lab: Focus on Runs View');
+  await focusRunsViewCompact();
   await page.locator('.monaco-list-row', { hasText: 'Run folders' }).first().waitFor({ timeout: 15_000 });
   await page.locator('.monaco-list-row', { hasText: 'run-live' }).first().waitFor({ timeout: 15_000 });
   await showTab(TAB, 'runs-open-1600-dark');

@@ -37,7 +37,7 @@ import {
 
 const RUNS = path.join(WORKSPACE, '.episode-lab', 'runs');
 /** The walkthrough's own copy of the NeMo-RL fixture (the Qwen3 tokenizer is beside it in the workspace). */
-const DUMP = 'train_data_step5.jsonl';
+const DUMP = 'train_data_step7.jsonl';
 /** The file's own id of record r in that copy: a dataset prompt's id, shared by a group of 2, as NeMo-RL writes `idx`. */
 const idOf = (r: number) => 100 + Math.floor(r / 2) * 7;
 

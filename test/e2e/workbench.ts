@@ -201,3 +201,20 @@ export async function showTab(title: string, screenshot: string): Promise<void> 
 
 export const toast = (text: string | RegExp) =>
   wb.page.locator('.notifications-toasts .notification-toast', { hasText: text });
+
+/**
+ * The Runs view focused, with every expanded run row collapsed: the view's rows are virtual, so a
+ * long expanded run (an earlier step's) keeps the groups below it ("Opened dump files", "Run
+ * folders") out of the rendered rows. Group rows stay as they are.
+ */
+export async function focusRunsViewCompact(): Promise<void> {
+  await runCommand(wb.page, 'Episode Lab: Focus on Runs View');
+  for (let k = 0; k < 10; k++) {
+    const open = wb.page
+      .locator('.monaco-list-row[aria-level="1"][aria-expanded="true"]')
+      .filter({ hasNotText: /Opened dump files|Run folders/ });
+    if ((await open.count()) === 0) return;
+    await clickTreeRow(wb.page, open.first());
+    await wb.page.waitForTimeout(300);
+  }
+}

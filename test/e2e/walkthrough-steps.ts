@@ -352,15 +352,27 @@ export async function findingKeys(): Promise<void> {
 
 // --- W6 ---------------------------------------------------------------------------------------
 
-/** Close Dump File: the file leaves the run explorer. */
+/**
+ * Close Dump File: the file leaves the opened files. Checked through the command's own list of
+ * opened files (the run explorer's rows are virtual: with several files and runs expanded by the
+ * earlier steps, the file's row may not be rendered at all).
+ */
 export async function closeDump(): Promise<void> {
-  await runCommand(wb.page, 'Episode Lab: Focus on Runs View');
-  // The run explorer's row (its description counts records; the file explorer's row does not).
-  const row = wb.page.locator('.monaco-list-row', { hasText: DUMP }).filter({ hasText: 'records' });
-  await row.first().waitFor({ timeout: 15_000 });
+  const listed = wb.page.locator('.quick-input-list .monaco-list-row', { hasText: DUMP });
   await runCommand(wb.page, 'Episode Lab: Close Dump File');
+  await wb.page
+    .locator('.quick-input-widget', { hasText: 'Close which dump file?' })
+    .waitFor({ timeout: 15_000 });
+  await listed.first().waitFor({ timeout: 15_000 });
   await pickRow(wb.page, 'Close which dump file?', DUMP);
-  await row.first().waitFor({ state: 'detached', timeout: 15_000 });
+  await wb.page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 10_000 });
+  await runCommand(wb.page, 'Episode Lab: Close Dump File');
+  await wb.page
+    .locator('.quick-input-widget', { hasText: 'Close which dump file?' })
+    .waitFor({ timeout: 15_000 });
+  await wb.page.locator('.quick-input-list .monaco-list-row').first().waitFor({ timeout: 15_000 });
+  assert.equal(await listed.count(), 0, `${DUMP} is no longer among the opened dump files`);
+  await wb.page.keyboard.press('Escape');
   await shot(wb.page, 'walk-dump-closed-light');
   say('the dump file is closed');
 }

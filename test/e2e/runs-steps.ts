@@ -149,7 +149,8 @@ export async function groupsAndStepSamples(): Promise<void> {
   await showTab(TAB, 'runs-after-sibling');
   const run = await webviewFrame(wb.page, 'run');
   await run.locator('.run-chart[data-figure="k3"] circle.run-pt[data-step="3"]').click();
-  const table = await webviewFrame(wb.page, 'table', 90_000);
+  // Another episode table may be open and visible too (an earlier step's): take step 3's by its title.
+  const table = await tableTitled(/step_3/, 90_000);
   await table.locator('.grid-row').first().waitFor({ timeout: 90_000 });
   assert.equal(await table.locator('.grid-row').count(), 12);
   say('a point opened step 3 in the episode table (12 samples)');
@@ -181,4 +182,25 @@ export async function runViewWidths(): Promise<void> {
   }
   await setTheme('dark');
   await page.setViewportSize(size);
+}
+
+/** The episode table frame whose title (h1) matches `title`, polled until it appears. */
+async function tableTitled(title: RegExp, ms: number): Promise<Frame> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    for (const fr of wb.page.frames()) {
+      const hit = await fr
+        .evaluate((src) => {
+          const app = document.getElementById('app');
+          const h = document.querySelector('h1');
+          return Boolean(
+            app && app.dataset.view === 'table' && h && new RegExp(src).test(h.textContent ?? ''),
+          );
+        }, title.source)
+        .catch(() => false);
+      if (hit) return fr;
+    }
+    await wb.page.waitForTimeout(250);
+  }
+  throw new Error(`no episode table titled ${title} within ${ms} ms`);
 }

@@ -84,6 +84,32 @@ async function explorerRow() {
   return row;
 }
 
+/**
+ * Scroll `selector` of the inspector that shows the file to the top. The frame is found again each
+ * time: a theme switch or the side bar's toggle may leave the one found before stale.
+ */
+async function scrollFile(selector: string): Promise<void> {
+  const end = Date.now() + 90_000;
+  for (let attempt = 1; ; attempt++) {
+    frame = await fileFrame();
+    try {
+      await frame
+        .locator(selector)
+        .evaluate((e) => e.scrollIntoView({ block: 'start' }), null, { timeout: 10_000 });
+      return;
+    } catch (e) {
+      const state = await frame
+        .evaluate(
+          () =>
+            `${document.getElementById('app')?.dataset.state} | ${document.querySelector('header h1')?.textContent}`,
+        )
+        .catch((err) => `unreadable: ${String(err).split('\n')[0]}`);
+      say(`${selector} not in the file's inspector (attempt ${attempt}; app: ${state})`);
+      if (Date.now() > end) throw e;
+    }
+  }
+}
+
 /** Screenshots of the page's top at 1600 and 400 px (side bar closed at 400), dark and light. */
 async function widths(name: string): Promise<void> {
   const size = wb.page.viewportSize() ?? { width: 1600, height: 1000 };
@@ -91,17 +117,17 @@ async function widths(name: string): Promise<void> {
     await setTheme(theme);
     await wb.page.setViewportSize({ width: 1600, height: 1000 });
     await wb.page.waitForTimeout(400);
-    await frame.locator('header').evaluate((e) => e.scrollIntoView({ block: 'start' }));
+    await scrollFile('header');
     await shot(wb.page, `${name}-1600-${theme}`);
-    await frame.locator('.dump-file').evaluate((e) => e.scrollIntoView({ block: 'start' }));
+    await scrollFile('.dump-file');
     await shot(wb.page, `${name}-findings-1600-${theme}`);
     await runCommand(wb.page, 'View: Close Primary Side Bar');
     await wb.page.setViewportSize({ width: 400, height: 900 });
     await wb.page.waitForTimeout(600);
-    await frame.locator('header').evaluate((e) => e.scrollIntoView({ block: 'start' }));
+    await scrollFile('header');
     assert.deepEqual(await overflowing(wb.page), [], 'nothing wider than the 400 px panel');
     await shot(wb.page, `${name}-400-${theme}`);
-    await frame.locator('.dump-file').evaluate((e) => e.scrollIntoView({ block: 'start' }));
+    await scrollFile('.dump-file');
     await shot(wb.page, `${name}-findings-400-${theme}`);
     await wb.page.setViewportSize(size);
     await runCommand(wb.page, 'View: Toggle Primary Side Bar Visibility');

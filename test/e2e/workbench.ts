@@ -146,9 +146,34 @@ export async function setTheme(theme: 'light' | 'dark'): Promise<void> {
 
 /** Answer the open quick input titled `title`: type `value` if given, then Enter. */
 export async function answer(title: string, value?: string): Promise<void> {
-  await wb.page.locator('.quick-input-widget', { hasText: title }).waitFor({ timeout: 10_000 });
-  if (value !== undefined) await wb.page.locator('.quick-input-widget input.input').fill(value);
-  await wb.page.keyboard.press('Enter');
+  const prompt = wb.page.locator('.quick-input-widget .quick-input-title', { hasText: title });
+  await prompt.waitFor({ timeout: 15_000 });
+  if (value === undefined) return acceptDefault(title);
+  const input = wb.page.locator('.quick-input-widget input.input');
+  // The widget is reused from the previous prompt: its input can be briefly hidden or refilled,
+  // so the value is typed again until the input holds it.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await input.fill(value, { timeout: 5_000 });
+      await wb.page.waitForTimeout(150);
+      if ((await input.inputValue({ timeout: 2_000 })) === value) break;
+    } catch (e) {
+      say(`"${title}": the input did not take "${value}" (attempt ${attempt}): ${String(e).split('\n')[0]}`);
+    }
+    if (attempt === 8) throw new Error(`the prompt "${title}" never took "${value}"`);
+    await wb.page.waitForTimeout(500);
+  }
+  for (let attempt = 1; attempt <= 10; attempt++) {
+    if (attempt > 1) await input.focus();
+    await wb.page.keyboard.press('Enter');
+    try {
+      await prompt.waitFor({ state: 'hidden', timeout: 1500 });
+      return;
+    } catch {
+      say(`"${title}" still open after Enter (attempt ${attempt})`);
+    }
+  }
+  throw new Error(`the prompt "${title}" never took its answer`);
 }
 
 /**

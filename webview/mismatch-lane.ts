@@ -35,10 +35,15 @@ export function laneScale(d: number, clip: number): number {
   return Math.max(-1, Math.min(1, d / clip));
 }
 
-/** The CSS colour of a scale position: positive in --el-pos (cyan), negative in --el-neg (purple), transparent at 0. */
+/**
+ * The CSS background of a scale position t in [-1, 1]: --el-mismatch at |t|·100 % opacity, filling
+ * the lane's upper half when t > 0 (trainer above sampler) and its lower half when t < 0;
+ * transparent at 0.
+ */
 export function laneColour(t: number): string {
   const pct = Math.round(Math.abs(t) * 100);
-  return `color-mix(in srgb, var(${t < 0 ? '--el-neg' : '--el-pos'}) ${pct}%, transparent)`;
+  const ink = `color-mix(in srgb, var(--el-mismatch) ${pct}%, transparent)`;
+  return `linear-gradient(${t < 0 ? 'to top' : 'to bottom'}, ${ink} 0 50%, transparent 50%)`;
 }
 
 /** A number in three significant digits (a turn's note beside its label, where room is short). */
@@ -175,10 +180,11 @@ export function renderTurnMismatch(doc: Document, v: DumpView, onToken: (i: numb
       td.title = TURN_FIGURES[k].tip;
       td.dataset.label = `${TURN_FIGURES[k].label} (${TURN_FIGURES[k].unit})`;
       const at = u.abs_max_position;
-      if (k === 'abs_max' && at !== null)
-        td.appendChild(
-          linkButton(doc, '', `#${at}`, () => onToken(at - v.offset), 'show this token'),
-        ).classList.add('mm-at');
+      if (k === 'abs_max' && at !== null) {
+        const link = linkButton(doc, '', `#${at}`, () => onToken(at - v.offset), 'show this token');
+        link.classList.add('mm-at');
+        td.append(' at ', link);
+      }
       tr.appendChild(td);
     }
     body.appendChild(tr);

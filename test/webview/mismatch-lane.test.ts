@@ -99,8 +99,15 @@ describe('the mismatch lane', () => {
     for (let k = 1; k <= 20; k++) few.push(k % 2 ? k / 100 : -k / 100);
     assert.equal(laneClip([...few, -5]), 0.2, 'one outlier among 21 does not set the clip');
     assert.equal(laneClip([0.3]), 0.3, 'a single value is its own clip');
-    assert.equal(laneColour(-1), 'color-mix(in srgb, var(--el-neg) 100%, transparent)');
-    assert.equal(laneColour(0.25), 'color-mix(in srgb, var(--el-pos) 25%, transparent)');
+    // One hue for |d| (never the advantages' colours); the sign is the half of the lane it fills.
+    assert.equal(
+      laneColour(-1),
+      'linear-gradient(to top, color-mix(in srgb, var(--el-mismatch) 100%, transparent) 0 50%, transparent 50%)',
+    );
+    assert.equal(
+      laneColour(0.25),
+      'linear-gradient(to bottom, color-mix(in srgb, var(--el-mismatch) 25%, transparent) 0 50%, transparent 50%)',
+    );
   });
 
   it('the strip draws d on trained tokens, "no value" on the placeholder, nothing on untrained ones', () => {
@@ -117,9 +124,15 @@ describe('the mismatch lane', () => {
     assert.ok(lane(102)?.classList.contains('none'), 'the tool token’s 0.0 is a placeholder');
     assert.equal(lane(102)?.getAttribute('style') ?? '', '', 'a placeholder is never coloured');
     // Values: 101 tokens with d (1..101), p99 nearest rank = 100th smallest |d| = 1.00.
-    assert.match(lane(101)?.getAttribute('style') ?? '', /--el-pos\) 100%/);
-    assert.match(lane(50)?.getAttribute('style') ?? '', /--el-neg\) 50%/, 'd(50) = −0.5 → half of the clip');
-    assert.match(lane(25)?.getAttribute('style') ?? '', /--el-pos\) 25%/);
+    const style = (i: number) => lane(i)?.getAttribute('style') ?? '';
+    assert.match(style(101), /to bottom, color-mix\(in srgb, var\(--el-mismatch\) 100%/);
+    assert.match(
+      style(50),
+      /to top, color-mix\(in srgb, var\(--el-mismatch\) 50%/,
+      'd(50) = −0.5 → half of the clip, lower half',
+    );
+    assert.match(style(25), /to bottom, color-mix\(in srgb, var\(--el-mismatch\) 25%/);
+    assert.doesNotMatch(page.innerHTML, /--el-(pos|neg)\)/, 'the advantages’ colours are not on the lane');
     const legend = page.querySelector('.mm-legend')?.textContent ?? '';
     assert.match(legend, /1\.0000 nats/);
   });
@@ -176,6 +189,6 @@ describe('the mismatch lane', () => {
       [...(row?.querySelectorAll('td') ?? [])].slice(0, 3).map((td) => td.textContent),
       ['1 (assistant)', '101', '1'],
     );
-    assert.match(row?.querySelector('td.mm-abs_max')?.textContent ?? '', /^50\.0000#101$/);
+    assert.match(row?.querySelector('td.mm-abs_max')?.textContent ?? '', /^50\.0000 at #101$/);
   });
 });

@@ -12,7 +12,7 @@ import { renderLegend, renderTokenStrip } from '../../webview/strip.js';
 import { doc } from './fixtures.js';
 
 const css = readFileSync(join(__dirname, '../../media/inspector.css'), 'utf8');
-const CATEGORIES = ['template', 'prompt', 'policy', 'tool', 'loss', 'flag', 'pos', 'neg', 'diff'];
+const CATEGORIES = ['template', 'prompt', 'policy', 'tool', 'loss', 'flag', 'pos', 'neg', 'mismatch', 'diff'];
 
 /** Every definition `--el-NAME: value;` in the stylesheet, by name (a name defined twice keeps both). */
 function definitions(): Map<string, string[]> {

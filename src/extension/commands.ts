@@ -609,7 +609,7 @@ export class Commands {
           {
             label: 'Smoke',
             detail:
-              'a quick check: 2 training steps per arm, each the full batch of 160 episodes (20 tasks x 8); shorter warm-ups and held-out evaluations',
+              'a quick check of the code paths, not of learning: 2 training steps per arm of 16 episodes (4 tasks x 4); shorter warm-ups; 2 held-out episodes per task',
             smoke: true,
           },
         ],

@@ -18,10 +18,10 @@ import {
   returnsToGo,
   turnGae,
 } from '../rl/advantages.js';
-import { makeRLConfig } from '../rl/config.js';
 import { type CreditState, creditAdvantages, criticValuesOf, warmCritic } from '../rl/critic.js';
 import { defaultEnvFactory, sampleGroups } from '../rl/grpo.js';
 import { Rng } from '../rng.js';
+import { armConfig } from './policy-arms.js';
 import { trainArms, windowMean } from './train-arms.js';
 import type { Figure, Recipe, RecipeContext } from './types.js';
 
@@ -56,7 +56,7 @@ export const recipe122: Recipe = {
   trains: true,
   async run(ctx) {
     const seed = ctx.seed;
-    const cfg = makeRLConfig({ seed, reward: makeReward('hidden', { stepPenalty: STEP_COST }) });
+    const cfg = armConfig(ctx, { reward: makeReward('hidden', { stepPenalty: STEP_COST }) });
     const base = loadCheckpoint(baseCheckpointDir(), ctx.tok, { expect: 'policy' });
     const train = makeTasks('train');
     // Critic warm-up on base-agent episodes (3 sampling seeds), as in the chapter.

@@ -1,6 +1,6 @@
 /** Section 12.3: turn budget and step penalty. */
 import { makeReward } from '../gym/rewards.js';
-import { makeRLConfig } from '../rl/config.js';
+import { armConfig, evalEpisodes } from './policy-arms.js';
 import { trainArms, windowMean } from './train-arms.js';
 import type { Figure, Recipe, Table } from './types.js';
 
@@ -14,21 +14,21 @@ export const recipe123: Recipe = {
   async run(ctx) {
     const seed = ctx.seed;
     const arms = [
-      { name: 'default', cfg: makeRLConfig({ seed }) },
+      { name: 'default', cfg: armConfig(ctx) },
       {
         name: 'penalty 0.05',
-        cfg: makeRLConfig({ seed, reward: makeReward('hidden', { stepPenalty: 0.05 }) }),
+        cfg: armConfig(ctx, { reward: makeReward('hidden', { stepPenalty: 0.05 }) }),
       },
       {
         name: 'penalty 0.3',
-        cfg: makeRLConfig({ seed, reward: makeReward('hidden', { stepPenalty: 0.3 }) }),
+        cfg: armConfig(ctx, { reward: makeReward('hidden', { stepPenalty: 0.3 }) }),
       },
-      { name: 'max_turns 3', cfg: makeRLConfig({ seed, maxTurns: 3 }) },
+      { name: 'max_turns 3', cfg: armConfig(ctx, { maxTurns: 3 }) },
     ];
     const trained = await trainArms(ctx, '12.3', arms);
     const last = Math.max(0, ctx.steps - 10);
     const table: Table = {
-      title: `12.3 held-out (16 per task, seed 7) and batch reward of steps ${last}-${ctx.steps - 1} (training seed ${seed})`,
+      title: `12.3 held-out (${evalEpisodes(ctx)} per task, seed 7) and batch reward of steps ${last}-${ctx.steps - 1} (training seed ${seed})`,
       columns: ['arm', 'held-out pass', 'reads', 'tests', 'edits', 'turns', 'batch reward, late steps'],
       rows: trained.map((t) => [
         t.arm.name,

@@ -12,6 +12,7 @@ import type { TinyAgent } from '../model/tinyagent.js';
 import { baseCheckpointDir } from '../paths.js';
 import { makeRLConfig } from '../rl/config.js';
 import { Rng } from '../rng.js';
+import { armConfig } from './policy-arms.js';
 import { evaluateArm, trainArms } from './train-arms.js';
 import type { Recipe, RecipeContext } from './types.js';
 
@@ -74,8 +75,8 @@ export const recipe124: Recipe = {
     ctx.log(notes.join('\n'));
     const keep1: ContextPolicy = { kind: 'keepObs', k: 1 };
     const trained = await trainArms(ctx, '12.4', [
-      { name: 'full', cfg: makeRLConfig({ seed }) },
-      { name: 'keep_obs=1', cfg: makeRLConfig({ seed, contextPolicy: keep1 }) },
+      { name: 'full', cfg: armConfig(ctx) },
+      { name: 'keep_obs=1', cfg: armConfig(ctx, { contextPolicy: keep1 }) },
     ]);
     const evals: [string, ContextPolicy][] = [
       ['full', { kind: 'full' }],

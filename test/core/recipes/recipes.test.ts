@@ -107,7 +107,6 @@ describe('recipes (smoke forms: the same code paths, 2 steps)', () => {
     assert.deepEqual(r.runs, []);
   });
 
-  // One training step per arm (the smoke form trains the full batch of 20 x 8 episodes per step).
   it('12.3: four arms under their reward and turn budget; the batch reward is pass - penalty x turns', async () => {
     const r = await runRecipe('12.3', { runsDir, seed: 0, smoke: true, steps: 1 });
     const arms = [
@@ -126,6 +125,8 @@ describe('recipes (smoke forms: the same code paths, 2 steps)', () => {
       const { meta, history } = readRun(r.runs[k]);
       const reward = meta.config.reward;
       assert.equal(meta.config.maxTurns, arm.maxTurns);
+      // The smoke form is small: 4 tasks x 4 episodes per step (what the Run Recipe pick says).
+      assert.deepEqual([meta.config.promptsPerStep, meta.config.groupSize], [4, 4]);
       assert.ok(typeof reward === 'object' && reward !== null && 'stepPenalty' in reward);
       assert.equal(reward.stepPenalty, arm.penalty);
       assert.equal(history.length, 1);

@@ -5,12 +5,13 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
 import { validateTrajectoryJSON } from '../../src/core/index.js';
+import { builtCli } from '../built-cli.js';
 
 const root = path.resolve(__dirname, '..', '..');
 const ESC = String.fromCharCode(27);
 
 function cli(args: string[], env: Record<string, string> = {}) {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', path.join(root, 'src/cli/main.ts'), ...args], {
+  const r = spawnSync(process.execPath, [builtCli(), ...args], {
     cwd: root,
     encoding: 'utf8',
     env: { ...process.env, NO_COLOR: '', ...env },

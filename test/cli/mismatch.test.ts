@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { commandHelp, parseOptions, UsageError } from '../../src/cli/args.js';
 import { mismatchCommand, runMismatch, stepFiles } from '../../src/cli/mismatch-command.js';
+import { builtCli } from '../built-cli.js';
 import {
   assertClose,
   makeRecords,
@@ -286,7 +287,7 @@ describe('episode-lab mismatch text and registration', () => {
 
   it('is a command of the CLI', () => {
     const cli = (args: string[]) =>
-      spawnSync(process.execPath, ['--import', 'tsx', path.join(root, 'src/cli/main.ts'), ...args], {
+      spawnSync(process.execPath, [builtCli(), ...args], {
         cwd: root,
         encoding: 'utf8',
         timeout: 120_000,

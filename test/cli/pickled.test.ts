@@ -12,6 +12,7 @@ import { after, describe, it } from 'node:test';
 import { parseOptions } from '../../src/cli/args.js';
 import { lintCommand, runLint } from '../../src/cli/lint-command.js';
 import { mismatchCommand, runMismatch } from '../../src/cli/mismatch-command.js';
+import { builtCli } from '../built-cli.js';
 import { QWEN3_DIR } from '../core/dumps/mismatch-data.js';
 
 const root = path.resolve(__dirname, '..', '..');
@@ -109,7 +110,7 @@ describe('lint and mismatch on pickled dumps', () => {
 });
 
 function cli(args: string[]) {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', path.join(root, 'src/cli/main.ts'), ...args], {
+  const r = spawnSync(process.execPath, [builtCli(), ...args], {
     cwd: root,
     encoding: 'utf8',
     env: { ...process.env, XDG_CACHE_HOME: path.join(tmp, 'cache') },

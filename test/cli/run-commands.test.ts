@@ -5,6 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { lintRunSteps, runStepSources } from '../../src/cli/run-commands.js';
+import { builtCli } from '../built-cli.js';
 
 const root = path.resolve(__dirname, '..', '..');
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'el-run-cli-'));
@@ -98,7 +99,7 @@ describe('lint and mismatch on run folders (in process)', () => {
 });
 
 function cli(args: string[]) {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', path.join(root, 'src/cli/main.ts'), ...args], {
+  const r = spawnSync(process.execPath, [builtCli(), ...args], {
     cwd: root,
     encoding: 'utf8',
     env: { ...process.env, XDG_CACHE_HOME: cacheHome },
@@ -161,11 +162,10 @@ describe('episode-lab lint and mismatch on run folders (the CLI)', () => {
   it('lint RUN_DIR --follow --json-lines: a line per step as it lands, nothing else on stdout; SIGINT exits 0', async () => {
     const live = path.join(tmp, 'live');
     fs.mkdirSync(live);
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', path.join(root, 'src/cli/main.ts'), 'lint', live, '--follow', '--json-lines'],
-      { cwd: root, env: { ...process.env, XDG_CACHE_HOME: cacheHome } },
-    );
+    const child = spawn(process.execPath, [builtCli(), 'lint', live, '--follow', '--json-lines'], {
+      cwd: root,
+      env: { ...process.env, XDG_CACHE_HOME: cacheHome },
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (d) => {

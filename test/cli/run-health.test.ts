@@ -12,6 +12,7 @@ import { after, describe, it } from 'node:test';
 import { parseOptions } from '../../src/cli/args.js';
 import { lintCommand, runLint } from '../../src/cli/lint-command.js';
 import { Rng } from '../../src/core/rng.js';
+import { builtCli } from '../built-cli.js';
 
 const root = path.resolve(__dirname, '..', '..');
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'el-run-health-'));
@@ -199,11 +200,12 @@ describe('lint RUN_DIR: the health advisories of a generated run', () => {
   });
 
   it('a malformed --advise: exit 2, one line naming the allowed names', () => {
-    const r = spawnSync(
-      process.execPath,
-      ['--import', 'tsx', path.join(root, 'src/cli/main.ts'), 'lint', dir, '--advise', 'zero=0.5'],
-      { cwd: root, encoding: 'utf8', env: { ...process.env }, timeout: 120_000 },
-    );
+    const r = spawnSync(process.execPath, [builtCli(), 'lint', dir, '--advise', 'zero=0.5'], {
+      cwd: root,
+      encoding: 'utf8',
+      env: { ...process.env },
+      timeout: 120_000,
+    });
     assert.equal(r.status, 2, r.stderr);
     const lines = r.stderr.trimEnd().split('\n');
     assert.equal(lines.length, 1, r.stderr);

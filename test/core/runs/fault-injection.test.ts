@@ -10,8 +10,15 @@
  * step 0 (the first: episodes.jsonl, history.jsonl and checkpoints/ are created, there is no latest
  * to swap out), step 1 (a numbered checkpoint step-0001 and a latest to replace), step 2 and the end
  * (checkpoints/final, summary.json). The test checks that step 2's operations are step 1's without
- * the numbered checkpoint (same kinds, same paths), so killing at every operation of createRun,
- * step 0, step 1 and the end, in every mode that applies, tries every distinct kill point of a run.
+ * the numbered checkpoint (same kinds, same paths), so killing at the operations of createRun,
+ * step 0, step 1 and the end tries every distinct kill point of a run. Two kinds of kill point leave
+ * the same files as another and are tried once (`distinctTrials`):
+ * - "after operation n" leaves the files "before operation n+1" leaves, when n+1 changes files by
+ *   path (not through a descriptor whose uncounted open already created or truncated its file) and
+ *   n is not an rm (whose recursion counts operations inside it);
+ * - inside a staging folder (`X.tmp/`, `X.old/`), which the run does not read until it is renamed to
+ *   X (or no longer reads once renamed away), consecutive operations of one kind differ only in how
+ *   many files the folder holds: the first and the last of each such run are tried.
  *
  * After a kill: a run with no config.json was never created (the same command is run again); a run
  * with summary.json is finished; otherwise `train --resume` continues it to its 3 steps. Then
@@ -20,7 +27,7 @@
  * reference's, and every checkpoint folder must load.
  */
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -34,10 +41,11 @@ import {
   readRun,
 } from '../../../src/core/index.js';
 import { trainingStateStep } from '../../../src/core/runs/training-state.js';
+import { builtCli } from '../../built-cli.js';
 
 const repo = path.resolve(__dirname, '../../..');
-const CLI = path.join(repo, 'dist', 'cli.js');
 const PRELOAD = path.join(__dirname, 'fault-preload.cjs');
+let CLI = '';
 const CONFIG = ['--steps', '3', '--no-eval', '--seed', '3', '--checkpoint-every', '2'];
 const SETS = ['promptsPerStep=2', 'groupSize=2', 'epochs=1'];
 const POOL = 2;
@@ -48,6 +56,8 @@ interface Op {
   /** A write or an append (it can be killed halfway). */
   write: boolean;
   path: string;
+  /** It writes through a descriptor opened before it (the open is not an operation of the log). */
+  viaFd: boolean;
 }
 type Mode = 'before' | 'after' | 'half';
 
@@ -82,27 +92,6 @@ const train = (runs: string, name: string) => [
   ...CONFIG,
   ...SETS,
 ];
-
-/** Rebuild dist/ when dist/cli.js is older than any source file. */
-function ensureBuilt(): void {
-  const newest = (dir: string): number =>
-    fs
-      .readdirSync(dir, { withFileTypes: true })
-      .reduce(
-        (m, d) =>
-          Math.max(
-            m,
-            d.isDirectory() ? newest(path.join(dir, d.name)) : fs.statSync(path.join(dir, d.name)).mtimeMs,
-          ),
-        0,
-      );
-  if (fs.existsSync(CLI) && fs.statSync(CLI).mtimeMs >= newest(path.join(repo, 'src'))) return;
-  const r = spawnSync(process.execPath, ['scripts/build.mjs'], {
-    cwd: repo,
-    encoding: 'utf8',
-  });
-  assert.equal(r.status, 0, `build failed: ${r.stderr}`);
-}
 
 /** Every file under dir, relative, sorted. */
 function files(dir: string): string[] {
@@ -147,8 +136,8 @@ function parseLog(text: string): Op[] {
     .trim()
     .split('\n')
     .map((line) => {
-      const [n, kind, w, p] = line.split('\t');
-      return { n: Number(n), kind, write: w === 'w', path: p };
+      const [n, kind, w, p, , via] = line.split('\t');
+      return { n: Number(n), kind, write: w === 'w', path: p, viaFd: via === 'fd' };
     });
 }
 
@@ -164,6 +153,34 @@ function phases(ops: Op[]) {
   };
 }
 
+/** The staging folder (`….tmp` or `….old`) an operation works inside, or null. */
+const stagingOf = (p: string): string | null => /^(.*\.(?:tmp|old))\/./.exec(p)?.[1] ?? null;
+
+/**
+ * The kills of `covered` (consecutive operations of the log) that leave distinct files: before each
+ * operation, halfway through each write, after each one; less the two kinds the header describes
+ * (an "after" that equals the next "before", and the inner operations of a run of one kind inside
+ * one staging folder).
+ */
+function distinctTrials(covered: Op[]): { op: Op; mode: Mode }[] {
+  const byN = new Map(covered.map((o) => [o.n, o]));
+  const key = (o: Op | undefined) => {
+    const s = o && stagingOf(o.path);
+    return s ? `${o.kind} in ${s}` : null;
+  };
+  const inner = (o: Op) =>
+    key(o) !== null && key(byN.get(o.n - 1)) === key(o) && key(byN.get(o.n + 1)) === key(o);
+  return covered
+    .filter((o) => !inner(o))
+    .flatMap((op) => {
+      const next = byN.get(op.n + 1);
+      const afterIsNextBefore = next !== undefined && !next.viaFd && op.kind !== 'rm';
+      return (['before', 'after', 'half'] as const)
+        .filter((m) => (m !== 'half' || op.write) && (m !== 'after' || !afterIsNextBefore))
+        .map((mode) => ({ op, mode }));
+    });
+}
+
 describe('fault injection: a run killed at any file operation resumes to the same files', () => {
   let root: string;
   let ref: string;
@@ -171,7 +188,7 @@ describe('fault injection: a run killed at any file operation resumes to the sam
   const tok = buildTokenizer(makeTasks('all'));
 
   before(async () => {
-    ensureBuilt();
+    CLI = builtCli();
     await initBackend('auto');
     root = fs.mkdtempSync(path.join(os.tmpdir(), 'el-fault-'));
     const runs = path.join(root, 'ref');
@@ -200,16 +217,13 @@ describe('fault injection: a run killed at any file operation resumes to the sam
       'step 1 saves step-0001',
     );
     const covered = [...createRun, ...steps[0], ...steps[1], ...end];
-    const trials: { op: Op; mode: Mode }[] = covered.flatMap((op) =>
-      (['before', 'after', 'half'] as const)
-        .filter((m) => m !== 'half' || op.write)
-        .map((mode) => ({ op, mode })),
-    );
+    const all = covered.length * 2 + covered.filter((o) => o.write).length;
+    const trials = distinctTrials(covered);
     const count = (m: Mode) => trials.filter((x) => x.mode === m).length;
     t.diagnostic(
-      `${ops.length} operations in the reference run; ${covered.length} kill points covered ` +
+      `${ops.length} operations in the reference run; ${covered.length} operations covered ` +
         `(createRun ${createRun.length}, step 0 ${steps[0].length}, step 1 ${steps[1].length}, end ${end.length}); ` +
-        `${trials.length} kills: ${count('before')} before, ${count('after')} after, ${count('half')} half`,
+        `${trials.length} distinct kills of ${all}: ${count('before')} before, ${count('after')} after, ${count('half')} half`,
     );
 
     const failures: string[] = [];

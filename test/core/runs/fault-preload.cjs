@@ -6,7 +6,9 @@
 // ftruncateSync, copyFileSync. With FAULT_AT=n it SIGKILLs this process at the n-th one:
 //   FAULT_MODE=before  before the operation, after  right after it,
 //   half  after writing the first half of its bytes (writes and appends only).
-// FAULT_LOG=file appends one line per operation: `n kind mode-able path bytes`.
+// FAULT_LOG=file appends one line per operation: `n kind mode-able path bytes via`, via `fd` when
+// the operation writes through a descriptor opened earlier (the open, which creates or truncates the
+// file, is not counted), `path` otherwise.
 'use strict';
 const fs = require('node:fs');
 const path = require('node:path');
@@ -48,10 +50,13 @@ const kill = () => {
   for (;;) {}
 };
 /** Count an operation; run it (or half of it) and kill at the chosen point. */
-function op(kind, rel, bytes, run, runHalf) {
+function op(kind, rel, bytes, run, runHalf, viaFd = false) {
   n++;
   if (logFile)
-    orig.appendFileSync(logFile, `${n}\t${kind}\t${runHalf && bytes > 1 ? 'w' : '-'}\t${rel}\t${bytes}\n`);
+    orig.appendFileSync(
+      logFile,
+      `${n}\t${kind}\t${runHalf && bytes > 1 ? 'w' : '-'}\t${rel}\t${bytes}\t${viaFd ? 'fd' : 'path'}\n`,
+    );
   if (n !== at) return run();
   if (mode === 'before') kill();
   if (mode === 'half' && runHalf && bytes > 1) {
@@ -108,6 +113,7 @@ for (const k of ['writeFileSync', 'appendFileSync']) {
       buf.byteLength,
       () => orig[k].call(fs, p, data, options),
       () => orig[k].call(fs, p, buf.subarray(0, buf.byteLength >> 1)),
+      typeof p === 'number',
     );
   };
 }
@@ -127,12 +133,12 @@ fs.writeSync = (fd, buffer, ...rest) => {
     bytes = length;
     half = () => orig.writeSync.call(fs, fd, buffer, offset, length >> 1);
   }
-  return op('write', rel, bytes, () => orig.writeSync.call(fs, fd, buffer, ...rest), half);
+  return op('write', rel, bytes, () => orig.writeSync.call(fs, fd, buffer, ...rest), half, true);
 };
 fs.ftruncateSync = (fd, len) => {
   const rel = fds.get(fd);
   if (rel === undefined) return orig.ftruncateSync.call(fs, fd, len);
-  return op('ftruncate', rel, 0, () => orig.ftruncateSync.call(fs, fd, len));
+  return op('ftruncate', rel, 0, () => orig.ftruncateSync.call(fs, fd, len), undefined, true);
 };
 fs.truncateSync = (p, len) => {
   const rel = under(p);

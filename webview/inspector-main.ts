@@ -112,8 +112,11 @@ function render(page: Page, views: InspectorViews): void {
     views.dump.render();
     return;
   }
+  // The focus goes back to the chip only while this page has it: a redraw in the background (a
+  // result, a resize) must not take the focus from the workbench (an open quick pick would close).
   const active = document.activeElement;
-  const keepFocus = app.contains(active) && Boolean(active?.classList.contains('chip'));
+  const keepFocus =
+    document.hasFocus() && app.contains(active) && Boolean(active?.classList.contains('chip'));
   keepingScroll(() => {
     app.replaceChildren(renderInspector(document, state.vm, views.handlers));
     Object.assign(app.dataset, episodeDataset(state.vm));

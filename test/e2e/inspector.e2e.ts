@@ -43,11 +43,11 @@ import {
   acceptDefault,
   answer,
   clickTreeRow,
+  commandPick,
   E2E,
   freePort,
   jsonLines,
   openInEpisodeLab,
-  pickRow,
   ROOT,
   RUN,
   runCommand,
@@ -134,8 +134,7 @@ async function chipCounts(frame: Frame, scope = '.strip-box'): Promise<Record<st
 
 /** Open the trained run's 5-turn episode from the run explorer (Open Run expands it). */
 async function openTrainedEpisode(page: Page): Promise<Frame> {
-  await runCommand(page, 'Episode Lab: Open Run');
-  await pickRow(page, 'Open a run', 'e2e');
+  await commandPick(page, 'Episode Lab: Open Run', 'Open a run', 'e2e');
   const row = page.locator('.monaco-list-row[aria-label^="episode 3, step 0,"]');
   await row.waitFor({ timeout: 15_000 });
   await clickTreeRow(page, row);
@@ -241,8 +240,7 @@ function tableKeys(frame: Frame, n: number): Promise<string[]> {
 
 /** Open Browse Episodes on a run and wait for its table. */
 async function browseEpisodes(run: string): Promise<Frame> {
-  await runCommand(page, 'Episode Lab: Browse Episodes');
-  await pickRow(page, 'Browse the episodes of', run);
+  await commandPick(page, 'Episode Lab: Browse Episodes', 'Browse the episodes of', run);
   return webviewFrame(page, 'table');
 }
 
@@ -613,8 +611,7 @@ async function pinCompareGroup(): Promise<void> {
 
 /** Sample 4000 episodes from the palette (scripted "uninformed": about a second). */
 async function sampleMany(): Promise<void> {
-  await runCommand(page, 'Episode Lab: Sample Episodes');
-  await pickRow(page, 'Sample episodes from', 'Scripted: uninformed');
+  await commandPick(page, 'Episode Lab: Sample Episodes', 'Sample episodes from', 'Scripted: uninformed');
   await answer('How many episodes?', '4000');
   await answer('Seed', '1');
   await toast('sampled 4000 episodes').waitFor({ timeout: 120_000 });
@@ -675,8 +672,7 @@ async function inspectorBeside(): Promise<void> {
 
 /** Train from the palette with the default config, then cancel: a clean stop at the end of the step, the spinner stops. */
 async function trainAndCancel(): Promise<void> {
-  await runCommand(page, 'Episode Lab: Train Agent');
-  await pickRow(page, 'Train an agent', 'Train with the default config');
+  await commandPick(page, 'Episode Lab: Train Agent', 'Train an agent', 'Train with the default config');
   for (const title of [
     'Training steps',
     'Seed',
@@ -799,7 +795,7 @@ describe('Episode Lab in code-server: sample, explore, inspect, debug the mask',
   step(
     'W7',
     'walkthrough: every view at 1600 and 400 px, dark and light; nothing wider than the panel',
-    ['W1'],
+    ['W1', 'W3', 'M3', 'R2'],
     dailyWidths,
   );
   step('23', 'no Content Security Policy violation', [], noCspViolation);

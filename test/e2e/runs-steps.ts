@@ -27,7 +27,9 @@ import {
 } from './workbench.js';
 
 const RUN_DIR = path.join(WORKSPACE, 'run-live');
-const TAB = 'Run: run-live';
+/** The run view's editor tab. */
+export const RUN_TAB = 'Run: run-live';
+const TAB = RUN_TAB;
 
 /** The run folder with steps 0 and 1, written a minute ago (complete at the first look). */
 function prepareRunFolder(): void {

@@ -15,10 +15,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import type { Frame } from 'playwright-core';
+import { MISMATCH_DUMP } from './mismatch-steps';
+import { RUN_TAB } from './runs-steps';
 import { overflowing } from './width-check';
 import {
   acceptDefault,
   answer,
+  commandPick,
   jsonLines,
   openInEpisodeLab,
   pickRow,
@@ -66,8 +69,7 @@ async function until<T>(what: string, f: () => T | undefined, ms: number): Promi
 
 /** Train Agent's form from the palette: steps, then the defaults except the batch and the credit prompts given. */
 async function trainForm(steps: number, batch: string, credit: string[]): Promise<void> {
-  await runCommand(wb.page, 'Episode Lab: Train Agent');
-  await pickRow(wb.page, 'Train an agent', 'Train with the default config');
+  await commandPick(wb.page, 'Episode Lab: Train Agent', 'Train an agent', 'Train with the default config');
   await answer('Training steps', String(steps));
   for (const title of ['Seed', 'Turn budget', 'Reward', 'Loss mode', 'Context policy'])
     await acceptDefault(title);
@@ -82,22 +84,27 @@ async function trainForm(steps: number, batch: string, credit: string[]): Promis
 
 /** Open the episode table on a run or a file, picked by its label in Browse Episodes. */
 async function browse(label: string): Promise<Frame> {
-  await runCommand(wb.page, 'Episode Lab: Browse Episodes');
-  await pickRow(wb.page, 'Browse the episodes of', label);
+  await commandPick(wb.page, 'Episode Lab: Browse Episodes', 'Browse the episodes of', label);
   const table = await webviewFrame(wb.page, 'table');
   await table.locator('.grid-row').first().waitFor({ timeout: 30_000 });
   return table;
 }
 
-/** The inspector showing a dump record (data-state="dump"), polled until it appears. */
-async function dumpInspector(): Promise<Frame> {
+/** The inspector showing a dump record (data-state="dump"; of the file `name` if given), polled until it appears. */
+async function dumpInspector(name?: string): Promise<Frame> {
   const end = Date.now() + 60_000;
   while (Date.now() < end) {
     const f = await webviewFrame(wb.page, 'inspector');
-    if ((await f.locator('#app[data-state="dump"]').count()) > 0) return f;
+    const title =
+      (await f
+        .locator('#app[data-state="dump"] header h1')
+        .first()
+        .textContent()
+        .catch(() => null)) ?? null;
+    if (title !== null && (!name || title.startsWith(name))) return f;
     await wb.page.waitForTimeout(250);
   }
-  throw new Error('no inspector showing a dump record');
+  throw new Error(`no inspector showing a dump record${name ? ` of ${name}` : ''}`);
 }
 
 // --- W1 ---------------------------------------------------------------------------------------
@@ -207,8 +214,7 @@ export async function cancelAndResume(): Promise<void> {
     await stopped.locator('.monaco-button', { hasText: 'Resume' }).click({ timeout: 5_000 });
   } catch {
     say('the notification went: Resume Run from the palette');
-    await runCommand(wb.page, 'Episode Lab: Resume Run');
-    await pickRow(wb.page, 'Resume which run?', run);
+    await commandPick(wb.page, 'Episode Lab: Resume Run', 'Resume which run?', run);
   }
   await toast(new RegExp(`${run} resumed and finished: ${6 - committed} more step`)).waitFor({
     timeout: 180_000,
@@ -443,9 +449,10 @@ async function tab(title: string): Promise<void> {
 }
 
 /**
- * The views of issue 26 to sweep: the GAE run's episode in the inspector (strip, mask debugger,
- * context, credit, the comparison with a pinned episode), a dump record (strip and findings), the
- * episode table and the dashboard.
+ * The views to sweep: the GAE run's episode in the inspector (strip, mask debugger, context,
+ * credit, the comparison with a pinned episode), a dump record (strip and findings), a dump's
+ * mismatch views (per turn, the file), the run view (charts, group), the episode table and the
+ * dashboard.
  */
 export function dailyViews(): ViewVisit[] {
   return [
@@ -479,6 +486,30 @@ export function dailyViews(): ViewVisit[] {
         return rf;
       },
       sections: ['header', '.strip-box', '.rule-table'],
+    },
+    {
+      name: 'mismatch',
+      // The mismatch views of issue 24 (M steps): the per-turn table, the file view and its plots.
+      open: async () => {
+        await openInEpisodeLab(MISMATCH_DUMP);
+        const f = await dumpInspector(MISMATCH_DUMP);
+        await f.locator('.turn-mismatch').waitFor({ timeout: 60_000 });
+        if ((await f.locator('.mm-summary').count()) === 0) await f.locator('#file-mismatch').click();
+        await f.locator('.mm-summary').waitFor({ timeout: 60_000 });
+        return f;
+      },
+      sections: ['.turn-mismatch', '.mismatch-file', '.mm-plots'],
+    },
+    {
+      name: 'run',
+      // The run view of issue 25 (R steps): its charts and its group view.
+      open: async () => {
+        await tab(RUN_TAB);
+        const f = await webviewFrame(wb.page, 'run');
+        await f.locator('.run-charts').waitFor({ timeout: 30_000 });
+        return f;
+      },
+      sections: ['.run-charts', '.run-group'],
     },
     {
       name: 'table',

@@ -102,6 +102,34 @@ export async function scrollTo(frame: Frame, selector: string): Promise<void> {
 }
 
 /**
+ * Run a palette command that opens a quick pick titled `title`, and accept its row `label`. A
+ * webview that had the focus can take it back and close the pick as it opens: the pick is then
+ * opened again with the command (up to 4 times).
+ */
+export async function commandPick(page: Page, command: string, title: string, label: string): Promise<void> {
+  const widget = page.locator('.quick-input-widget', { hasText: title });
+  const input = page.locator('.quick-input-widget input.input');
+  for (let attempt = 1; ; attempt++) {
+    await runCommand(page, command);
+    try {
+      await widget.waitFor({ timeout: attempt === 1 ? 45_000 : 15_000 });
+      await input.fill(label, { timeout: 5_000 });
+      await page
+        .locator('.quick-input-list .monaco-list-row', { hasText: label })
+        .first()
+        .waitFor({ timeout: 10_000 });
+      await page.keyboard.press('Enter');
+      return;
+    } catch (e) {
+      if (attempt === 4) throw e;
+      say(`"${title}" closed before its row was picked (attempt ${attempt}): opened again`);
+      await page.keyboard.press('Escape');
+      await page.waitForTimeout(500);
+    }
+  }
+}
+
+/**
  * Pick a row in an open quick pick by its label and accept it. The pick may come late: the first
  * command activates the extension, which takes longer than 15 s on a loaded machine.
  */

@@ -41,6 +41,8 @@ export async function openPage(start: (app: HTMLElement) => void, saved?: unknow
   const document = w.document as unknown as Document;
   const Event = (w as unknown as { Event: typeof globalThis.Event }).Event;
   const app = document.getElementById('app')!;
+  // linkedom has no focus model: the page under test is the focused one.
+  (document as unknown as { hasFocus: () => boolean }).hasFocus = () => true;
   const listeners: ((e: { data: unknown }) => void)[] = [];
   const posted: Posted[] = [];
   let seen = 0;

@@ -257,6 +257,52 @@ describe('streaming lines', () => {
     const cancelled = await indexLines(file, { signal: AbortSignal.abort() });
     assert.deepEqual(cancelled, { offsets: [], bytes: [], cancelled: true });
   });
+
+  it('indexes the lines the definition gives, at any chunk size (seeded files with \\r\\n, blanks, a BOM, no last \\n)', async () => {
+    // The definition: split the bytes at each \n; a line's bytes leave out a \r before its \n;
+    // a last piece after the last \n is a line when it is not empty.
+    const expected = (buf: Buffer) => {
+      const offsets: number[] = [];
+      const bytes: number[] = [];
+      let start = 0;
+      for (let i = 0; i <= buf.length; i++) {
+        if (i < buf.length && buf[i] !== 0x0a) continue;
+        if (i === buf.length && start === buf.length) break;
+        const cr = i > start && buf[i - 1] === 0x0d ? 1 : 0;
+        offsets.push(start);
+        bytes.push(i - start - cr);
+        start = i + 1;
+      }
+      return { offsets, bytes };
+    };
+    let seed = 7;
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    const pieces = ['{"a": 1}', '\n', '\r\n', '\r', '', 'é', '日本', 'x'.repeat(20), '\n\n', ' '];
+    for (let k = 0; k < 40; k++) {
+      let text = k % 5 === 0 ? '\ufeff' : '';
+      for (let j = rand(30); j > 0; j--) text += pieces[rand(pieces.length)];
+      const f = path.join(tmp, `lines-${k}.jsonl`);
+      fs.writeFileSync(f, text);
+      const want = expected(fs.readFileSync(f));
+      const viaLines: { offsets: number[]; bytes: number[] } = { offsets: [], bytes: [] };
+      for await (const l of readLines(f)) {
+        viaLines.offsets.push(l.offset);
+        viaLines.bytes.push(l.bytes);
+      }
+      assert.deepEqual(viaLines, want, `readLines, file ${k}: ${JSON.stringify(text)}`);
+      for (const chunkBytes of [1, 2, 3, 7, 64, undefined]) {
+        const got = await indexLines(f, { chunkBytes });
+        assert.deepEqual(
+          { offsets: got.offsets, bytes: got.bytes },
+          want,
+          `file ${k}, chunks of ${chunkBytes}: ${JSON.stringify(text)}`,
+        );
+      }
+    }
+  });
 });
 
 describe('episode-lab lint (CLI)', () => {

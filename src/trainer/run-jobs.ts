@@ -6,6 +6,7 @@
  */
 import { IndexCache } from '../core/dumps/index-cache.js';
 import { readRecordAt } from '../core/dumps/lint-file.js';
+import { summaryFilesOf } from '../core/dumps/run-folder.js';
 import { type FileScan, type StepScanOptions, scanDumpFile, scanStep } from '../core/dumps/step-scan.js';
 import type { GroupSample } from '../protocol/runs.js';
 import type { JobOf, JobResults } from '../protocol/trainer.js';
@@ -87,7 +88,8 @@ function findingsOf(scan: FileScan, record: number): Record<string, number> {
 export async function runGroup(job: JobOf<'runGroup'>): Promise<JobResults['runGroup']> {
   const opts = scanOptions(job.dir, job.step.files[0], job.tokenizer, job.cacheDir);
   const scans: FileScan[] = [];
-  for (const f of job.step.files) scans.push(await scanDumpFile(f, { ...opts, format: 'auto' }));
+  for (const f of summaryFilesOf(job.step.files))
+    scans.push(await scanDumpFile(f, { ...opts, format: 'auto' }));
   const ids = new Set<number>();
   for (const s of scans) for (const x of s.facts) if (x.group !== null) ids.add(x.group);
   const groups = [...ids].sort((a, b) => a - b);

@@ -49,6 +49,20 @@ export interface RunStep {
   waiting?: 'marker' | 'quiet';
 }
 
+/**
+ * The files of a step whose samples its figures count (`files` ⊇ result, same order): all of them,
+ * except for slime's `--dump-details`, where `rollout_data/{id}.pt` and `train_data/{id}*.pt` hold
+ * the same samples (the train dump with the trainer's log-probs and advantages added): when a step
+ * has both, its train dumps only. Each file stays its own entry everywhere else.
+ */
+export function summaryFilesOf(files: readonly string[]): string[] {
+  const under = (f: string, dir: string) => path.basename(path.dirname(f)) === dir;
+  const train = files.filter((f) => under(f, 'train_data'));
+  return train.length && files.some((f) => under(f, 'rollout_data'))
+    ? files.filter((f) => !under(f, 'rollout_data'))
+    : [...files];
+}
+
 /** A file's size and modification time. */
 export interface FileLook {
   size: number;

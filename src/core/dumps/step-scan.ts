@@ -8,7 +8,7 @@ import type { DumpTokenizer } from './hf-tokenizer.js';
 import type { IndexCache } from './index-cache.js';
 import { emptyFileLint, type FileLint, lintFile } from './lint-file.js';
 import type { Finding, LintOptions } from './rules.js';
-import { nodeRunFs, type RunStep } from './run-folder.js';
+import { nodeRunFs, type RunStep, summaryFilesOf } from './run-folder.js';
 import { factsOf, type SampleFacts, type StepSummary, StepSummaryAccumulator } from './run-summary.js';
 import { describeRejection } from './sample.js';
 
@@ -125,6 +125,7 @@ export async function scanStep(
   const findings: StepReport['findings'] = [];
   const fileFindings: StepReport['fileFindings'] = [];
   const errors: string[] = [];
+  const counted = new Set(summaryFilesOf(step.files));
   for (const file of step.files) {
     if (opts.signal?.aborted) break;
     const tail = tails?.get(file);
@@ -133,15 +134,17 @@ export async function scanStep(
     if (f.error) errors.push(f.error);
     for (const rej of f.rejections.slice(0, 10)) errors.push(`${file}: ${describeRejection(rej)}`);
     if (f.rejections.length > 10) errors.push(`${file}: ${f.rejections.length - 10} more bad lines`);
-    for (const x of f.facts) acc.add(x, file);
-    acc.addFindings(f.findings, file);
+    if (counted.has(file)) {
+      for (const x of f.facts) acc.add(x, file);
+      acc.addFindings(f.findings, file);
+    }
     for (const x of f.findings) findings.push({ path: file, ...x });
     for (const x of f.fileFindings) fileFindings.push({ path: file, ...x });
   }
   return {
     step: step.step,
     path: step.path,
-    samples: files.reduce((n, f) => n + f.samples, 0),
+    samples: files.reduce((n, f) => n + (counted.has(f.path) ? f.samples : 0), 0),
     files,
     findings,
     fileFindings,

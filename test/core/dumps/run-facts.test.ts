@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
 import { openDumpFile, parseRecord } from '../../../src/core/dumps/index.js';
+import { summaryFilesOf } from '../../../src/core/dumps/run-folder.js';
 import { scanStep } from '../../../src/core/dumps/step-scan.js';
 
 const DIR = path.resolve(__dirname, '..', '..', 'fixtures', 'dumps', 'pickled');
@@ -50,5 +51,24 @@ describe('truncation and weight versions from the files', () => {
     assert.deepEqual(rep.errors, []);
     const s = rep.summary;
     assert.deepEqual([s.truncated, s.weight_versions, s.mixed_versions], [0, 1, 0]);
+  });
+
+  it("a slime step with its rollout and train dumps counts each sample once: the train dumps'", async () => {
+    const rollout = path.join(DIR, 'slime/rollout_data/3.pt');
+    const train = [path.join(DIR, 'slime/train_data/3.pt'), path.join(DIR, 'slime/train_data/3_0.pt')];
+    const files = [rollout, ...train];
+    assert.deepEqual(summaryFilesOf(files), train);
+    assert.deepEqual(summaryFilesOf([rollout]), [rollout], 'a rollout dump alone is counted');
+    // The train dumps' samples, read here one by one.
+    const trained = (await Promise.all(train.map(samplesOf))).flat();
+    const rep = await scanStep({ step: 3, path: path.dirname(DIR), files, complete: true });
+    assert.deepEqual(rep.errors, []);
+    assert.equal(rep.samples, trained.length);
+    assert.ok((await samplesOf(rollout)).length > 0, 'the rollout dump has samples of its own');
+    assert.deepEqual(
+      rep.files.map((f) => f.path),
+      files,
+      'each file stays its own entry',
+    );
   });
 });

@@ -12,7 +12,13 @@ import { DASHBOARD_VIEW_TYPE, Dashboard } from './dashboard.js';
 import { openDocs } from './docs.js';
 import { INSPECTOR_VIEW_TYPE } from './inspector.js';
 import { Inspectors } from './inspectors.js';
-import { openRunFolder, openRunSample, openStepSamples, tokenizerSetting } from './run-commands.js';
+import {
+  openRunFolder,
+  openRunSample,
+  openStepSamples,
+  runHealthThresholds,
+  runTokenizer,
+} from './run-commands.js';
 import { type Node, RunTreeProvider } from './run-tree.js';
 import { RUN_VIEW_TYPE, RunViews } from './run-view.js';
 import { EpisodeTablePanel, TABLE_VIEW_TYPE } from './table-panel.js';
@@ -52,6 +58,8 @@ export function activate(context: vscode.ExtensionContext): void {
     // Open dump files are read again when the default tokenizer changes (one that brings its own keeps it).
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration('episodeLab.tokenizer')) void parts.commands.tokenizerSettingChanged();
+      // The run views' advisories follow their thresholds' setting.
+      if (e.affectsConfiguration('episodeLab.runHealth')) for (const v of parts.runViews.list()) v.redraw();
     }),
   );
   // The tokenizer folder picked for each dump file survives a window reload.
@@ -118,7 +126,8 @@ function createParts(
     changed: () => tree.runFoldersChanged(),
     // The index cache lives in the extension's storage, never in the run folder.
     cacheDir: () => storage,
-    tokenizer: tokenizerSetting,
+    tokenizer: (dir) => runTokenizer(parts, dir),
+    thresholds: () => runHealthThresholds(log),
   });
   tree.runFolders = () =>
     runViews.list().map((v) => {

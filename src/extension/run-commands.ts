@@ -5,6 +5,7 @@
  */
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { ADVISORY_DEFAULTS, type AdvisoryThresholds, parseAdvise } from '../core/dumps/run-health.js';
 import type { RunStepRef } from '../protocol/runs.js';
 import type { Commands } from './commands.js';
 import type { OpenedDump } from './dump-files.js';
@@ -19,14 +20,43 @@ export interface RunCommandParts {
   tree: RunTreeProvider;
   inspector: Pick<Inspectors, 'showDump'>;
   table: Pick<EpisodeTablePanel, 'show'>;
-  commands: Pick<Commands, 'openDumpFile'>;
+  commands: Pick<Commands, 'openDumpFile' | 'tokenizerFor'>;
   runViews: Pick<RunViews, 'open'>;
 }
 
-/** The tokenizer folder setting (null: one beside the files, or none). */
-export function tokenizerSetting(): string | null {
-  const setting = vscode.workspace.getConfiguration('episodeLab').get<string>('tokenizer') ?? '';
-  return setting.trim() === '' ? null : setting.trim();
+/**
+ * The tokenizer folder for the run folder `dir`: a file's precedence (tokenizer-choice.ts) for a
+ * file at its top: one in it or its `tokenizer/`, a `tokenizer/` up to three folders up, then the
+ * episodeLab.tokenizer setting; null for none.
+ */
+export function runTokenizer(
+  parts: { commands: Pick<Commands, 'tokenizerFor'> },
+  dir: string,
+): string | null {
+  return parts.commands.tokenizerFor(path.join(dir, 'run')).dir;
+}
+
+let refusedThresholds = '';
+
+/**
+ * The run view's advisory thresholds: the episodeLab.runHealth.thresholds setting (`name=value`
+ * pairs, as `lint --advise`) over the defaults. A value that does not parse gives the defaults, and
+ * a warning naming what is wrong, once per value.
+ */
+export function runHealthThresholds(log: (line: string) => void): AdvisoryThresholds {
+  const text = (
+    vscode.workspace.getConfiguration('episodeLab').get<string>('runHealth.thresholds') ?? ''
+  ).trim();
+  if (!text) return ADVISORY_DEFAULTS;
+  const r = parseAdvise(text);
+  if (r.ok) return r.value;
+  if (refusedThresholds !== text) {
+    refusedThresholds = text;
+    const why = `the episodeLab.runHealth.thresholds setting is not used: ${r.error.replace(/--advise[.:] ?/g, '')}; the default thresholds apply`;
+    log(why);
+    void vscode.window.showWarningMessage(`Episode Lab: ${why}`);
+  }
+  return ADVISORY_DEFAULTS;
 }
 
 /**
@@ -75,7 +105,8 @@ export async function openStepSamples(parts: RunCommandParts, dir: string, step:
 export async function openRunSample(parts: RunCommandParts, file: string, record: number): Promise<void> {
   let opened = parts.tree.dumps.get(file);
   if (!opened?.summary) {
-    opened = parts.tree.dumps.open({ file, tokenizer: tokenizerSetting() });
+    const choice = parts.commands.tokenizerFor(file);
+    opened = parts.tree.dumps.open({ file, tokenizer: choice.dir, origin: choice.origin });
     try {
       const job = await parts.trainer.start({
         kind: 'dumpOpen',

@@ -10,7 +10,12 @@
  */
 import { pause } from '../core/dumps/follow.js';
 import { RunWatcher, type RunWatchOptions } from '../core/dumps/run-folder.js';
-import { type Advisory, advise } from '../core/dumps/run-health.js';
+import {
+  ADVISORY_DEFAULTS,
+  type Advisory,
+  type AdvisoryThresholds,
+  advise,
+} from '../core/dumps/run-health.js';
 import type { StepSummary } from '../core/dumps/run-summary.js';
 import type { RunStateMsg, RunStepRef, RunStepRow } from '../protocol/runs.js';
 
@@ -24,11 +29,19 @@ export interface RunFollowHooks {
 export interface RunFollowOptions extends RunWatchOptions {
   /** How often a followed folder is looked at, in ms (default 500). */
   pollMs?: number;
+  /** The advisories' thresholds, read at each state (default: ADVISORY_DEFAULTS). */
+  thresholds?: () => AdvisoryThresholds;
 }
 
-/** The health advisories of summarised steps (core/dumps/run-health.ts's `advise`, default thresholds). */
-export function runAdvisories(rows: readonly RunStepRow[]): Advisory[] {
-  return advise(rows.map((r) => ({ step: r.step, summary: r.summary as StepSummary })));
+/** The health advisories of summarised steps (core/dumps/run-health.ts's `advise`) under `t`. */
+export function runAdvisories(
+  rows: readonly RunStepRow[],
+  t: AdvisoryThresholds = ADVISORY_DEFAULTS,
+): Advisory[] {
+  return advise(
+    rows.map((r) => ({ step: r.step, summary: r.summary as StepSummary })),
+    t,
+  );
 }
 
 export class RunFollower {
@@ -66,7 +79,7 @@ export class RunFollower {
       dir: this.dir,
       layout: this.watcher.layout?.kind ?? null,
       steps: rows,
-      advisories: runAdvisories(rows),
+      advisories: runAdvisories(rows, this.opts.thresholds?.() ?? ADVISORY_DEFAULTS),
       following: this.following,
       waiting: this.waiting,
       busy: this.busy,

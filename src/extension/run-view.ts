@@ -7,6 +7,7 @@
  */
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import type { AdvisoryThresholds } from '../core/dumps/run-health.js';
 import {
   type FromRunView,
   parseFromRunView,
@@ -32,8 +33,10 @@ export interface RunViewHooks {
   changed(dir: string): void;
   /** The folder of the index cache (the extension's storage), or null for none. */
   cacheDir(): string | null;
-  /** The tokenizer folder setting (null: one beside the files, or none). */
-  tokenizer(): string | null;
+  /** The tokenizer folder for the run in `dir` (null: one beside the files, or none). */
+  tokenizer(dir: string): string | null;
+  /** The health advisories' thresholds (the `episodeLab.runHealth.thresholds` setting over the defaults). */
+  thresholds(): AdvisoryThresholds;
 }
 
 export type RunViewTrainer = Pick<TrainerClient, 'start'>;
@@ -58,10 +61,14 @@ export class RunView implements vscode.Disposable {
       (m) => this.handle(m),
       onClosed,
     );
-    this.follower = new RunFollower(dir, {
-      summarise: (steps, onProgress) => this.summarise(steps, onProgress),
-      changed: () => this.schedulePost(),
-    });
+    this.follower = new RunFollower(
+      dir,
+      {
+        summarise: (steps, onProgress) => this.summarise(steps, onProgress),
+        changed: () => this.schedulePost(),
+      },
+      { thresholds: () => hooks.thresholds() },
+    );
   }
 
   get isOpen(): boolean {
@@ -91,7 +98,7 @@ export class RunView implements vscode.Disposable {
       {
         kind: 'runSteps',
         dir: this.dir,
-        tokenizer: this.hooks.tokenizer(),
+        tokenizer: this.hooks.tokenizer(this.dir),
         cacheDir: this.hooks.cacheDir(),
         steps,
       },
@@ -113,6 +120,11 @@ export class RunView implements vscode.Disposable {
       this.posting = null;
       if (this.slot.ready) this.slot.post(this.follower.state());
     }, 100);
+  }
+
+  /** Draw the view again (its advisories' thresholds changed). */
+  redraw(): void {
+    this.schedulePost();
   }
 
   private async handle(m: FromRunView): Promise<void> {
@@ -152,7 +164,7 @@ export class RunView implements vscode.Disposable {
         kind: 'runGroup',
         dir: this.dir,
         step: ref,
-        tokenizer: this.hooks.tokenizer(),
+        tokenizer: this.hooks.tokenizer(this.dir),
         cacheDir: this.hooks.cacheDir(),
         group,
       });

@@ -4,6 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { pause } from '../../src/core/dumps/follow.js';
+import { ADVISORY_DEFAULTS, type AdvisoryThresholds } from '../../src/core/dumps/run-health.js';
 import { RunFollower } from '../../src/extension/run-follow.js';
 import type { RunStepRef } from '../../src/protocol/runs.js';
 import { runSteps } from '../../src/trainer/run-jobs.js';
@@ -31,8 +32,9 @@ describe('following a run folder in the run view', () => {
         },
         changed: () => changes++,
       },
-      { pollMs: 30, quietMs: 300, mtimeSlackMs: 0 },
+      { pollMs: 30, quietMs: 300, mtimeSlackMs: 0, thresholds: () => thresholds },
     );
+    let thresholds: AdvisoryThresholds = ADVISORY_DEFAULTS;
     f.start();
     assert.equal(f.state().following, true);
     for (let i = 0; i < 100 && f.rows().length < 1; i++) await pause(30);
@@ -75,7 +77,12 @@ describe('following a run folder in the run view', () => {
       [0, 1, 2, 3],
       'a look by hand still reads the new step',
     );
-    assert.ok(f.state().advisories.some((a) => a.id === 'zero-std-groups' || a.id === 'mismatch-rising'));
+    const health = (st: ReturnType<typeof f.state>) =>
+      st.advisories.map((a) => a.id).filter((id) => id === 'zero-std-groups' || id === 'mismatch-rising');
+    assert.ok(health(f.state()).length > 0, 'the default thresholds flag the generated run');
+    // Thresholds no step can pass (a fraction above 1; a 1e9-fold rise): read at the next state.
+    thresholds = { ...ADVISORY_DEFAULTS, zero_std: 1, rising_ratio: 1e9 };
+    assert.deepEqual(health(f.state()), []);
   });
 
   it('a summary that fails stops the follow and says why', async () => {

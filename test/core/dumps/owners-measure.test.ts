@@ -319,6 +319,33 @@ describe("an independent oracle: PrimeIntellect-ai/renderers' goldens", () => {
       assert.ok(masks >= 2, name);
     });
 
+  it('GPT-OSS: a prompt that prefills the channel header (theirs) gets policy-not-trained there, and only there', async () => {
+    // Ids cannot tell a prefilled header from a sampled one (docs/lint-rules.md): this pins what
+    // lint says of a rollout from their generation prompt, against the official one.
+    const f = family('gpt-oss');
+    const prompt = golden('gpt-oss').cases[0].text;
+    assert.ok(prompt.endsWith('<|start|>assistant<|channel|>analysis<|message|>'));
+    const answer = '<|end|><|start|>assistant<|channel|>final<|message|>Four.<|return|>';
+    const lint = async (p: string, completion: string) => {
+      const [ids, done] = [f.tok.encode(p), f.tok.encode(completion)];
+      const file = path.join(dir, 'prefilled.jsonl');
+      const loss_mask = [...ids.map(() => 0), ...done.map(() => 1)];
+      fs.writeFileSync(file, `${JSON.stringify({ ids: [...ids, ...done], loss_mask })}\n`);
+      const r = await lintFile(file, { tok: f.tok, templateKwargs: f.kwargs });
+      assert.ok(r.ok);
+      return { n: ids.length, findings: r.value.findings.map((x) => [x.rule, x.positions]) };
+    };
+    const prefilled = await lint(prompt, `Two plus two equals four.${answer}`);
+    assert.deepEqual(prefilled.findings, [
+      ['policy-not-trained', [prefilled.n - 3, prefilled.n - 2, prefilled.n - 1]],
+    ]);
+    const official = await lint(
+      prompt.slice(0, -'<|channel|>analysis<|message|>'.length),
+      `<|channel|>analysis<|message|>Two plus two equals four.${answer}`,
+    );
+    assert.deepEqual(official.findings, []);
+  });
+
   it('the snapshots whose ids differ from ours are listed, each with why', () => {
     const differs = [...USED.map(([n]) => n), 'glm4.5' as const].flatMap((n) => golden(n).differs);
     assert.deepEqual(differs.map((d) => d.name).sort(), [

@@ -10,8 +10,15 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
+import {
+  encodable,
+  extractFamily,
+  type GoldenFile,
+  idsSha256,
+  RENDERERS_COMMIT,
+} from '../../../scripts/extract-renderers-goldens.js';
 import { QWEN3_DIR } from '../../../scripts/make-dump-fixtures.js';
-import { family, stream } from '../../../scripts/make-template-fixtures.js';
+import { type FamilyName, family, stream } from '../../../scripts/make-template-fixtures.js';
 import {
   familyFile,
   familyLines,
@@ -242,24 +249,148 @@ describe('template arguments, template files, ids', () => {
   });
 });
 
-describe("an independent oracle: PrimeIntellect-ai/renderers' goldens", () => {
-  const golden = JSON.parse(fs.readFileSync('test/fixtures/templates/renderers-golden-qwen3.json', 'utf8'));
-  it('Qwen3: our ids are theirs (sha256), and the correct mask is their sampled mask', () => {
-    const tok = family('qwen3').tok;
-    const reader = readerOf(tok);
-    assert.ok(reader.ok);
-    for (const c of golden.cases) {
-      const ids = tok.encode(c.text);
-      assert.equal(ids.length, c.token_count, c.name);
-      assert.equal(
-        createHash('sha256').update(JSON.stringify(ids)).digest('hex'),
-        c.token_ids_sha256,
-        c.name,
-      );
-      const sampled = (c.sampled_mask_rle as [boolean, number][]).flatMap(([b, n]) =>
-        new Array(n).fill(b ? 1 : 0),
-      );
-      assert.deepEqual(correctMask(reader.value.owners(ids)), sampled, c.name);
+/** Their run-length mask expanded to 0/1 per token. */
+const expand = (rle: [boolean, number][]) => rle.flatMap(([b, n]) => new Array<number>(n).fill(b ? 1 : 0));
+
+/**
+ * Harmony's channel headers of assistant messages: the positions from the `<|channel|>` after a
+ * `<|start|>assistant` through the next `<|message|>`, found from the token texts.
+ */
+function harmonyHeaders(tok: { text(id: number): string }, ids: readonly number[]): number[] {
+  const t = ids.map((id) => tok.text(id));
+  const out: number[] = [];
+  for (let i = 0; i + 2 < t.length; i++) {
+    if (t[i] !== '<|start|>' || t[i + 1] !== 'assistant' || t[i + 2] !== '<|channel|>') continue;
+    for (let j = i + 2; j < t.length; j++) {
+      out.push(j);
+      if (t[j] === '<|message|>') break;
     }
+  }
+  return out;
+}
+
+describe("an independent oracle: PrimeIntellect-ai/renderers' goldens", () => {
+  const golden = (name: FamilyName): GoldenFile =>
+    JSON.parse(fs.readFileSync(`test/fixtures/templates/renderers-golden-${name}.json`, 'utf8'));
+  /** The snapshots each family is checked against (extract-renderers-goldens.ts keeps those whose ids match). */
+  const USED: [FamilyName, string[]][] = [
+    ['qwen3', ['qwen3', 'prime-qwen3', 'qwen3-vl', 'default']],
+    ['llama3.1', ['llama-3']],
+    ['gpt-oss', ['gpt-oss']],
+    ['deepseek-v3', ['deepseek-v3', 'deepseek-r1']],
+  ];
+
+  for (const [name, slugs] of USED)
+    it(`${name}: our ids are theirs (sha256) for ${slugs.join(', ')}, and the correct mask is their sampled mask`, () => {
+      const g = golden(name);
+      assert.equal(g.commit, RENDERERS_COMMIT);
+      assert.deepEqual([...new Set(g.cases.map((c) => c.name.split(' ')[0]))], slugs);
+      const tok = family(name).tok;
+      const reader = readerOf(tok);
+      assert.ok(reader.ok);
+      let masks = 0;
+      for (const c of g.cases) {
+        const ids = tok.encode(c.encoded_text ?? c.text);
+        assert.equal(ids.length, c.token_count, c.name);
+        assert.equal(
+          createHash('sha256').update(JSON.stringify(ids)).digest('hex'),
+          c.token_ids_sha256,
+          c.name,
+        );
+        // Their default renderer (Qwen2.5) gives no sampled mask: its ids are checked, not its owners.
+        if (!c.sampled_mask_rle.length) continue;
+        masks++;
+        const sampled = expand(c.sampled_mask_rle);
+        const ours = correctMask(reader.value.owners(ids));
+        if (name !== 'gpt-oss') {
+          assert.deepEqual(ours, sampled, c.name);
+          continue;
+        }
+        // Harmony: their renderer counts an assistant message's channel header (`<|channel|>final
+        // <|message|>`) as template, as if the generation prompt had written it; the official
+        // template's generation prompt is `<|start|>assistant` and the model samples the header,
+        // so we count it as policy. That is the only difference, and there is one per case.
+        const headers = harmonyHeaders(tok, ids);
+        assert.equal(headers.length, 3, c.name);
+        for (const p of headers) assert.equal(sampled[p], 0, `${c.name} @${p}`);
+        const theirsWithHeaders = sampled.map((b, p) => (headers.includes(p) ? 1 : b));
+        assert.deepEqual(ours, theirsWithHeaders, c.name);
+      }
+      assert.ok(masks >= 2, name);
+    });
+
+  it('GPT-OSS: a prompt that prefills the channel header (theirs) gets policy-not-trained there, and only there', async () => {
+    // Ids cannot tell a prefilled header from a sampled one (docs/lint-rules.md): this pins what
+    // lint says of a rollout from their generation prompt, against the official one.
+    const f = family('gpt-oss');
+    const prompt = golden('gpt-oss').cases[0].text;
+    assert.ok(prompt.endsWith('<|start|>assistant<|channel|>analysis<|message|>'));
+    const answer = '<|end|><|start|>assistant<|channel|>final<|message|>Four.<|return|>';
+    const lint = async (p: string, completion: string) => {
+      const [ids, done] = [f.tok.encode(p), f.tok.encode(completion)];
+      const file = path.join(dir, 'prefilled.jsonl');
+      const loss_mask = [...ids.map(() => 0), ...done.map(() => 1)];
+      fs.writeFileSync(file, `${JSON.stringify({ ids: [...ids, ...done], loss_mask })}\n`);
+      const r = await lintFile(file, { tok: f.tok, templateKwargs: f.kwargs });
+      assert.ok(r.ok);
+      return { n: ids.length, findings: r.value.findings.map((x) => [x.rule, x.positions]) };
+    };
+    const prefilled = await lint(prompt, `Two plus two equals four.${answer}`);
+    assert.deepEqual(prefilled.findings, [
+      ['policy-not-trained', [prefilled.n - 3, prefilled.n - 2, prefilled.n - 1]],
+    ]);
+    const official = await lint(
+      prompt.slice(0, -'<|channel|>analysis<|message|>'.length),
+      `<|channel|>analysis<|message|>Two plus two equals four.${answer}`,
+    );
+    assert.deepEqual(official.findings, []);
+  });
+
+  it('the snapshots whose ids differ from ours are listed, each with why', () => {
+    const differs = [...USED.map(([n]) => n), 'glm4.5' as const].flatMap((n) => golden(n).differs);
+    assert.deepEqual(differs.map((d) => d.name).sort(), [
+      'deepseek-r1 generation_prompt',
+      'glm-4.5 completed_turn',
+      'glm-4.5 generation_prompt',
+      'nemotron-3 completed_turn',
+      'nemotron-3 generation_prompt',
+      'qwen3.5 completed_turn',
+      'qwen3.5 generation_prompt',
+      'qwen3.6 completed_turn',
+      'qwen3.6 generation_prompt',
+    ]);
+    for (const d of differs) assert.ok(d.why.length > 20 && d.why !== 'not investigated', d.name);
+  });
+
+  it('extract-renderers-goldens keeps a snapshot only when our ids hash to theirs', () => {
+    const c = golden('qwen3').cases.find((x) => x.name === 'qwen3 completed_turn');
+    assert.ok(c);
+    const snap = {
+      text: c.text,
+      token_count: c.token_count,
+      token_ids_sha256: c.token_ids_sha256,
+      sampled_mask_rle: c.sampled_mask_rle,
+    };
+    const wrong = { ...snap, token_ids_sha256: idsSha256([1, 2, 3]) };
+    const theirs = {
+      cases: {
+        qwen3: {
+          model: c.model,
+          model_revision: c.model_revision,
+          generation_prompt: wrong,
+          completed_turn: snap,
+        },
+      },
+    };
+    const g = extractFamily(theirs, 'qwen3');
+    assert.deepEqual(g.cases, [c]);
+    assert.deepEqual(
+      g.differs.map((d) => [d.name, d.our_token_count]),
+      [['qwen3 generation_prompt', c.token_count]],
+    );
+    assert.equal(
+      encodable('<｜begin of sentence｜>Youareconcise. a b'),
+      '<｜begin▁of▁sentence｜>Youareconcise. a b',
+    );
   });
 });

@@ -28,17 +28,54 @@ export const MAX_ARRAY = 1_000_000;
 /** Longest path or model reference any boundary accepts. */
 export const MAX_PATH = 4096;
 
-/** How a JSON value reads in a message: short, quoted like JSON. */
+/** How many characters of a value's JSON a message shows (longer: cut to SHOWN - 3, then "..."). */
+const SHOWN = 60;
+
+/**
+ * A copy of `x` with no more of it than its JSON's first SHOWN + 1 characters can hold: strings
+ * and arrays cut to SHOWN + 1 items, plain objects to SHOWN + 1 keys, nesting to SHOWN + 1 levels
+ * (every item, key or level adds at least one character). Its JSON starts with the same
+ * SHOWN - 3 characters as x's and is as long when x's is at most SHOWN, so `show` never
+ * serialises a huge value whole.
+ */
+function clipped(x: unknown, depth = 0): unknown {
+  const n = SHOWN + 1;
+  if (typeof x === 'string') return x.length > n ? x.slice(0, n) : x;
+  if (x === null || typeof x !== 'object') return x;
+  if (depth > n) return null;
+  if (Array.isArray(x)) {
+    // A loop, not slice or map: those read x.constructor, which a hostile array may have replaced.
+    const out: unknown[] = new Array(Math.min(x.length, n));
+    for (let i = 0; i < out.length; i++) out[i] = clipped(x[i], depth + 1);
+    return out;
+  }
+  const proto = Object.getPrototypeOf(x);
+  if (proto !== Object.prototype && proto !== null) return x;
+  // No prototype: a key "__proto__" stays an own key, as JSON.stringify shows it.
+  const out: Record<string, unknown> = Object.create(null);
+  let kept = 0;
+  for (const k of Object.keys(x)) {
+    if (kept === n) break;
+    const v = (x as Record<string, unknown>)[k];
+    // Keys JSON leaves out (undefined, functions, symbols) take no room.
+    if (v === undefined || typeof v === 'function' || typeof v === 'symbol') continue;
+    out[k] = clipped(v, depth + 1);
+    kept++;
+  }
+  return out;
+}
+
+/** How a JSON value reads in a message: short, quoted like JSON (its first SHOWN characters). */
 export function show(x: unknown): string {
   if (x === undefined) return 'nothing';
   if (typeof x === 'number' && !Number.isFinite(x)) return String(x);
   let s: string;
   try {
-    s = JSON.stringify(x) ?? String(x);
+    s = JSON.stringify(clipped(x)) ?? String(x);
   } catch {
     s = String(x);
   }
-  return s.length > 60 ? `${s.slice(0, 57)}...` : s;
+  return s.length > SHOWN ? `${s.slice(0, SHOWN - 3)}...` : s;
 }
 
 /** The nesting depth of a value, counting no further than `limit + 1` (iterative: no recursion). */

@@ -18,6 +18,7 @@ import {
   toTrajectoryJSON,
   validateReward,
 } from '../../src/core/index.js';
+import { show } from '../../src/core/schema.js';
 import { parseHostMessage, parseTrainerMessage } from '../../src/protocol/trainer.js';
 import {
   parseDashboardState,
@@ -238,6 +239,43 @@ describe('boundary parsers under seeded mutation', () => {
         assert.equal(({} as Record<string, unknown>).polluted, undefined);
       }
     });
+
+  it("show gives the whole JSON's first characters, as cutting JSON.stringify's would", () => {
+    // The definition: the value's whole JSON, cut to 57 characters and "..." past 60.
+    // (null: too deep for JSON.stringify here, while show still gives the start of its JSON.)
+    const byDefinition = (x: unknown) => {
+      if (x === undefined) return 'nothing';
+      if (typeof x === 'number' && !Number.isFinite(x)) return String(x);
+      let s: string;
+      try {
+        s = JSON.stringify(x) ?? String(x);
+      } catch {
+        return null;
+      }
+      return s.length > 60 ? `${s.slice(0, 57)}...` : s;
+    };
+    const rng = new Rng(2718);
+    const values: unknown[] = [
+      ...HOSTILE.map((h) => h()),
+      { a: undefined, b: 1 },
+      Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`k${i}`, i < 70 ? undefined : i])),
+      JSON.parse('{"__proto__": {"x": 1}, "y": [1, 2]}'),
+      [undefined, () => 1, 'é'.repeat(80)],
+      '\ud83d\ude00'.repeat(40),
+    ];
+    for (const name of Object.keys(PARSERS))
+      for (let i = 0; i < 200; i++) values.push(mutate(SEEDS[name][i % SEEDS[name].length], rng));
+    let compared = 0;
+    for (const x of values) {
+      const want = byDefinition(x);
+      if (want === null) assert.match(show(x), /^[[{].{56}\.\.\.$/);
+      else {
+        assert.equal(show(x), want);
+        compared++;
+      }
+    }
+    assert.ok(compared > values.length * 0.9, `${compared} of ${values.length} compared`);
+  });
 
   it('deep nesting and huge arrays are rejected with a reason, not a stack overflow', () => {
     const r = parseHostMessage({ type: 'start', id: 'a', job: deep(100_000) });

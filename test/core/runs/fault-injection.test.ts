@@ -47,7 +47,7 @@ const repo = path.resolve(__dirname, '../../..');
 const PRELOAD = path.join(__dirname, 'fault-preload.cjs');
 let CLI = '';
 const CONFIG = ['--steps', '3', '--no-eval', '--seed', '3', '--checkpoint-every', '2'];
-const SETS = ['promptsPerStep=2', 'groupSize=2', 'epochs=1'];
+const SETS = ['promptsPerStep=1', 'groupSize=2', 'epochs=1'];
 const POOL = 2;
 
 interface Op {

@@ -20,16 +20,10 @@ import {
   mismatchLane,
   mismatchSlider,
   mismatchTokenDetail,
-  mismatchWidths,
   mismatchWorst,
 } from './mismatch-steps';
 import { noTokenizer, pickTokenizer, settingChanges } from './owners-steps';
-import {
-  followWhileWriting,
-  groupsAndStepSamples,
-  openRunFolderFromExplorer,
-  runViewWidths,
-} from './runs-steps.js';
+import { followWhileWriting, groupsAndStepSamples, openRunFolderFromExplorer } from './runs-steps.js';
 import {
   cancelAndResume,
   closeDump,
@@ -767,7 +761,6 @@ describe('Episode Lab in code-server: sample, explore, inspect, debug the mask',
   step('M3', 'mismatch: the file view', ['M1'], mismatchFileView);
   step('M4', 'mismatch: a rule slider recomputes', ['M3'], mismatchSlider);
   step('M5', 'mismatch: the worst sample opens at its worst token', ['M3'], mismatchWorst);
-  step('M6', 'mismatch: 1600 and 400 px, dark and light', ['M5'], mismatchWidths);
   if (BIG_DUMP) step('M7', 'mismatch: the 1 GB dump’s first lane on screen (opt-in)', [], mismatchBigLane);
   step('T1', 'a dump with no tokenizer found: the picker, not checked, no tick', [], noTokenizer);
   step('T2', 'pick its tokenizer folder: header, coverage line, clean', ['T1'], pickTokenizer);
@@ -775,7 +768,6 @@ describe('Episode Lab in code-server: sample, explore, inspect, debug the mask',
   step('R1', 'Open Run Folder from the explorer: the run view and its charts', [], openRunFolderFromExplorer);
   step('R2', 'the run view follows a folder while a script writes steps', ['R1'], followWhileWriting);
   step('R3', 'the group view; a chart point opens its step in the table', ['R2'], groupsAndStepSamples);
-  step('R4', 'the run view at 1600 and 400 px in both themes', ['R2'], runViewWidths);
   step('W1', 'walkthrough: Train Agent with turn-level GAE; an episode’s TD errors', [], trainTurnGae);
   step(
     'W2',

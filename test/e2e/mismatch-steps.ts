@@ -15,7 +15,6 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Frame } from 'playwright-core';
-import { overflowing } from './width-check';
 import {
   openInEpisodeLab,
   ROOT,
@@ -203,44 +202,6 @@ export async function mismatchWorst(): Promise<void> {
     `|d| ${dAt} is the CLI's abs_max ${worst.abs_max}`,
   );
   assert.equal(await frame.locator(`.strip-box .chip.held[data-i="${worst.abs_max_position}"]`).count(), 1);
-}
-
-/** Screenshots of the lane, the per-turn table and the file view (three parts); nothing overflows. */
-async function shots(theme: 'dark' | 'light', width: number): Promise<void> {
-  for (const [part, selector] of [
-    ['lane', '.strip-box'],
-    ['turns', '.turn-mismatch'],
-    ['file', '.mismatch-file'],
-    ['plots', '.mm-plots'],
-    ['rules', '.mm-rules'],
-  ] as const) {
-    await scrollDump(selector);
-    await shot(wb.page, `mismatch-${part}-${width}-${theme}`);
-  }
-  const wide = await overflowing(wb.page);
-  assert.deepEqual(wide, [], `nothing wider than the panel at ${width} px (${theme})`);
-}
-
-/** M6. The views at 1600 and 400 px (side bar closed), dark and light. */
-export async function mismatchWidths(): Promise<void> {
-  const size = wb.page.viewportSize() ?? { width: 1500, height: 950 };
-  const sideBar = (await wb.page.locator('.part.sidebar:visible').count()) > 0;
-  try {
-    for (const theme of ['dark', 'light'] as const) {
-      await setTheme(theme);
-      await wb.page.setViewportSize({ width: 1600, height: 1000 });
-      await wb.page.waitForTimeout(500);
-      await shots(theme, 1600);
-      if ((await wb.page.locator('.part.sidebar:visible').count()) > 0)
-        await runCommand(wb.page, 'View: Close Primary Side Bar');
-      await wb.page.setViewportSize({ width: 400, height: 900 });
-      await wb.page.waitForTimeout(800);
-      await shots(theme, 400);
-    }
-  } finally {
-    await wb.page.setViewportSize(size);
-    if (sideBar) await runCommand(wb.page, 'View: Toggle Primary Side Bar Visibility');
-  }
 }
 
 /** The benchmark dump M7 opens (a 1 GB file from `npm run bench:mismatch -- --keep`); unset: M7 is not registered. */

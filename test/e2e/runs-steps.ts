@@ -12,13 +12,11 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Frame } from 'playwright-core';
 import { stepRecords, writeRunStep } from '../run-fixture.js';
-import { overflowing } from './width-check.js';
 import {
   focusRunsViewCompact,
   ROOT,
   runCommand,
   say,
-  setTheme,
   shot,
   showTab,
   WORKSPACE,
@@ -156,34 +154,6 @@ export async function groupsAndStepSamples(): Promise<void> {
   await table.locator('.grid-row').first().waitFor({ timeout: 90_000 });
   assert.equal(await table.locator('.grid-row').count(), 12);
   say('a point opened step 3 in the episode table (12 samples)');
-}
-
-/** R4: the run view at 1600 and 400 px, dark and light: nothing wider than the panel. */
-export async function runViewWidths(): Promise<void> {
-  const page = wb.page;
-  const size = page.viewportSize() ?? { width: 1500, height: 1000 };
-  for (const theme of ['dark', 'light'] as const) {
-    await setTheme(theme);
-    for (const width of [1600, 400]) {
-      await page.setViewportSize({ width, height: 1000 });
-      // At 400 px the side bar would leave the editor less than its minimum width: hide it.
-      if (width === 400) await runCommand(page, 'View: Toggle Primary Side Bar Visibility');
-      await page.waitForTimeout(600);
-      await showTab(TAB, `runs-${width}-${theme}`);
-      const f = await webviewFrame(page, 'run');
-      await f.locator('.run-advisories').scrollIntoViewIfNeeded();
-      await f.locator('.run-charts').evaluate((e) => e.scrollIntoView({ block: 'start' }));
-      await shot(page, `runs-charts-${width}-${theme}`);
-      await f.locator('.run-group').evaluate((e) => e.scrollIntoView({ block: 'start' }));
-      await shot(page, `runs-group-${width}-${theme}`);
-      const over = (await overflowing(page)).filter((l) => l.startsWith('run'));
-      assert.deepEqual(over, [], `the run view fits ${width} px (${theme})`);
-      await f.evaluate(() => window.scrollTo(0, 0));
-      if (width === 400) await runCommand(page, 'View: Toggle Primary Side Bar Visibility');
-    }
-  }
-  await setTheme('dark');
-  await page.setViewportSize(size);
 }
 
 /** The episode table frame whose title (h1) matches `title`, polled until it appears. */

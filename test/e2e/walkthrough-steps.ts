@@ -489,7 +489,7 @@ export function dailyViews(): ViewVisit[] {
     },
     {
       name: 'mismatch',
-      // The mismatch views of issue 24 (M steps): the per-turn table, the file view and its plots.
+      // The mismatch views of issue 24 (M steps): the lane, the per-turn table, the file view, its plots and rules.
       open: async () => {
         await openInEpisodeLab(MISMATCH_DUMP);
         const f = await dumpInspector(MISMATCH_DUMP);
@@ -498,18 +498,18 @@ export function dailyViews(): ViewVisit[] {
         await f.locator('.mm-summary').waitFor({ timeout: 60_000 });
         return f;
       },
-      sections: ['.turn-mismatch', '.mismatch-file', '.mm-plots'],
+      sections: ['.strip-box', '.turn-mismatch', '.mismatch-file', '.mm-plots', '.mm-rules'],
     },
     {
       name: 'run',
-      // The run view of issue 25 (R steps): its charts and its group view.
+      // The run view of issue 25 (R steps): its advisories, its charts and its group view.
       open: async () => {
         await tab(RUN_TAB);
         const f = await webviewFrame(wb.page, 'run');
         await f.locator('.run-charts').waitFor({ timeout: 30_000 });
         return f;
       },
-      sections: ['.run-charts', '.run-group'],
+      sections: ['.run-advisories', '.run-charts', '.run-group'],
     },
     {
       name: 'table',

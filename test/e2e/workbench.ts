@@ -107,18 +107,10 @@ export async function scrollTo(frame: Frame, selector: string): Promise<void> {
  * opened again with the command (up to 4 times).
  */
 export async function commandPick(page: Page, command: string, title: string, label: string): Promise<void> {
-  const widget = page.locator('.quick-input-widget', { hasText: title });
-  const input = page.locator('.quick-input-widget input.input');
   for (let attempt = 1; ; attempt++) {
     await runCommand(page, command);
     try {
-      await widget.waitFor({ timeout: attempt === 1 ? 45_000 : 15_000 });
-      await input.fill(label, { timeout: 5_000 });
-      await page
-        .locator('.quick-input-list .monaco-list-row', { hasText: label })
-        .first()
-        .waitFor({ timeout: 10_000 });
-      await page.keyboard.press('Enter');
+      await pickRow(page, title, label, { widgetMs: attempt === 1 ? 45_000 : 15_000, stepMs: 10_000 });
       return;
     } catch (e) {
       if (attempt === 4) throw e;
@@ -131,13 +123,22 @@ export async function commandPick(page: Page, command: string, title: string, la
 
 /**
  * Pick a row in an open quick pick by its label and accept it. The pick may come late: the first
- * command activates the extension, which takes longer than 15 s on a loaded machine.
+ * command activates the extension, which takes longer than 15 s on a loaded machine (`widgetMs`,
+ * default 45 s; `stepMs` bounds the typing and the row's wait, default Playwright's 30 s).
  */
-export async function pickRow(page: Page, title: string, label: string): Promise<void> {
-  await page.locator('.quick-input-widget', { hasText: title }).waitFor({ timeout: 45_000 });
+export async function pickRow(
+  page: Page,
+  title: string,
+  label: string,
+  ms: { widgetMs?: number; stepMs?: number } = {},
+): Promise<void> {
+  await page.locator('.quick-input-widget', { hasText: title }).waitFor({ timeout: ms.widgetMs ?? 45_000 });
   const input = page.locator('.quick-input-widget input.input');
-  await input.fill(label);
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: label }).first().waitFor();
+  await input.fill(label, { timeout: ms.stepMs });
+  await page
+    .locator('.quick-input-list .monaco-list-row', { hasText: label })
+    .first()
+    .waitFor({ timeout: ms.stepMs });
   await page.keyboard.press('Enter');
 }
 
@@ -176,7 +177,7 @@ export async function setTheme(theme: 'light' | 'dark'): Promise<void> {
 export async function answer(title: string, value?: string): Promise<void> {
   const prompt = wb.page.locator('.quick-input-widget .quick-input-title', { hasText: title });
   await prompt.waitFor({ timeout: 15_000 });
-  if (value === undefined) return acceptDefault(title);
+  if (value === undefined) return enterUntilGone(title);
   const input = wb.page.locator('.quick-input-widget input.input');
   // The widget is reused from the previous prompt: its input can be briefly hidden or refilled,
   // so the value is typed again until the input holds it.
@@ -191,17 +192,7 @@ export async function answer(title: string, value?: string): Promise<void> {
     if (attempt === 8) throw new Error(`the prompt "${title}" never took "${value}"`);
     await wb.page.waitForTimeout(500);
   }
-  for (let attempt = 1; attempt <= 10; attempt++) {
-    if (attempt > 1) await input.focus();
-    await wb.page.keyboard.press('Enter');
-    try {
-      await prompt.waitFor({ state: 'hidden', timeout: 1500 });
-      return;
-    } catch {
-      say(`"${title}" still open after Enter (attempt ${attempt})`);
-    }
-  }
-  throw new Error(`the prompt "${title}" never took its answer`);
+  return enterUntilGone(title);
 }
 
 /**
@@ -211,8 +202,15 @@ export async function answer(title: string, value?: string): Promise<void> {
  * the prompt's input.
  */
 export async function acceptDefault(title: string): Promise<void> {
+  await wb.page
+    .locator('.quick-input-widget .quick-input-title', { hasText: title })
+    .waitFor({ timeout: 15_000 });
+  return enterUntilGone(title);
+}
+
+/** Press Enter in the open prompt titled `title` until it goes, with the retries acceptDefault says why. */
+async function enterUntilGone(title: string): Promise<void> {
   const prompt = wb.page.locator('.quick-input-widget .quick-input-title', { hasText: title });
-  await prompt.waitFor({ timeout: 15_000 });
   for (let attempt = 1; attempt <= 10; attempt++) {
     if (attempt > 1) await wb.page.locator('.quick-input-widget input.input').focus();
     await wb.page.keyboard.press('Enter');
@@ -223,7 +221,7 @@ export async function acceptDefault(title: string): Promise<void> {
       say(`"${title}" still open after Enter (attempt ${attempt})`);
     }
   }
-  throw new Error(`the prompt "${title}" never accepted its default`);
+  throw new Error(`the prompt "${title}" never took Enter`);
 }
 
 /** Open a file of the workspace in Episode Lab from the file explorer's context menu. */

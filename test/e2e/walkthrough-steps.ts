@@ -465,9 +465,17 @@ export function dailyViews(): ViewVisit[] {
         await insp.locator('#app[data-credit="ready"]').waitFor({ timeout: 60_000 });
         // Episode 0 pinned, episode 1 shown: the comparison call by call.
         await unpin(insp);
-        if (!/pinned/.test((await insp.locator('#pin').textContent()) ?? '')) {
+        // A click that lands while the page redraws (an analysis arriving) is lost with the old button.
+        for (let attempt = 1; !/pinned/.test((await insp.locator('#pin').textContent()) ?? ''); attempt++) {
           await insp.locator('#pin').click();
-          await insp.locator('#pin', { hasText: 'pinned' }).waitFor({ timeout: 10_000 });
+          const pinned = await insp
+            .locator('#pin', { hasText: 'pinned' })
+            .waitFor({ timeout: 5_000 })
+            .then(() => true)
+            .catch(() => false);
+          if (pinned) break;
+          if (attempt === 3) throw new Error('the episode was not pinned after 3 clicks');
+          say(`pin did not take (attempt ${attempt})`);
         }
         await insp.locator('#walk-next').click();
         const shown = await webviewFrame(wb.page, 'inspector');

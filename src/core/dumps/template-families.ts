@@ -16,6 +16,12 @@ export interface FamilyKnowledge {
   continuations?: readonly { after: string; text: string }[];
   /** The model stops by writing the next role marker (it has no end-of-turn token). */
   endIsNextHeader?: boolean;
+  /**
+   * Text a sampler's prompt may write after the template's generation prompt, where the model
+   * would otherwise write it: template when untrained at a completion's start while the rest of the
+   * turn is trained, else policy (the ids cannot tell the two apart; the mask can).
+   */
+  prefills?: readonly string[];
   /** A user turn whose content begins with one of these carries a tool result (owner tool). */
   toolUserPrefixes?: readonly string[];
   /** What the family does that a reader of the lint should know. */
@@ -28,11 +34,19 @@ export const FAMILIES: readonly FamilyKnowledge[] = [
     detect: (s) => s.includes('<|channel|>') && s.includes('<|start|>'),
     ends: ['<|return|>', '<|call|>', '<|end|>'],
     continuations: [{ after: '<|end|>', text: '<|start|>assistant' }],
+    // PrimeIntellect-ai/renderers (prime-rl's renderer) ends its harmony generation prompt with a
+    // channel header; the official template leaves it to the model.
+    prefills: [
+      '<|channel|>analysis<|message|>',
+      '<|channel|>commentary<|message|>',
+      '<|channel|>final<|message|>',
+    ],
     notes: [
       'harmony: channels analysis, commentary and final; a completion may hold several messages, the model writing its own <|start|>assistant headers (to=functions.NAME for calls) between them',
       'ends: <|call|> after a tool call, <|return|> after the final answer, <|end|> inside a completion; <|return|> is re-rendered as <|end|> once another turn follows',
       'earlier analysis is dropped from later prompts: a turn-by-turn stream differs from a re-render of the whole conversation',
       'the system message holds the date of the render (strftime_now): dates never count as drift',
+      "a channel header untrained at a completion's start while the rest is trained is read as prefilled by the sampler's prompt (as PrimeIntellect-ai/renderers writes it), not as an untrained policy token",
     ],
   },
   {

@@ -48,8 +48,8 @@ export interface TemplateOwners {
   ends: number[];
   /**
    * Positions of text the template writes under some arguments only (an empty <think></think> at
-   * the start of a completion): template when untrained while the rest of the turn is trained,
-   * else policy.
+   * the start of a completion), or a sampler's prompt may write (a harmony channel header):
+   * template when untrained while the token after it is trained, else policy.
    */
   undecided: number[];
 }
@@ -377,8 +377,8 @@ function finish(
     undecided.push(...span);
     const turn = turns.find((t) => t.body <= from && (t.bodyEnd < 0 || from < t.bodyEnd));
     const last = turn && turn.bodyEnd >= 0 ? tokenAt(Math.max(turn.bodyEnd, turn.end + 1) - 1) : T - 1;
-    const laterTrained = lossMask ? lossMask.slice(b + 1, last + 1).some((x) => x) : false;
-    if (lossMask && span.every((i) => !lossMask[i]) && laterTrained)
+    const nextTrained = lossMask !== undefined && b + 1 <= last && lossMask[b + 1] === 1;
+    if (lossMask && span.every((i) => !lossMask[i]) && nextTrained)
       for (const i of span) owner[i] = OWNER.template;
   }
   const tok = (ch: number) => (ch >= n ? T : tokenAt(ch));

@@ -435,7 +435,7 @@ export function probeTemplate(
     generationPrompt: gen.prompt,
     generation: gen.generation,
     generationAfter: gen.after,
-    optionalGeneration: gen.optional,
+    optionalGeneration: [...new Set([...gen.optional, ...(family?.prefills ?? [])])],
     ends: [...ends],
     endIsNextHeader,
     continuations: continuationsOf(ctx, c, ends, family),

@@ -308,42 +308,55 @@ describe("an independent oracle: PrimeIntellect-ai/renderers' goldens", () => {
         }
         // Harmony: their renderer counts an assistant message's channel header (`<|channel|>final
         // <|message|>`) as template, as if the generation prompt had written it; the official
-        // template's generation prompt is `<|start|>assistant` and the model samples the header,
-        // so we count it as policy. That is the only difference, and there is one per case.
+        // template's generation prompt is `<|start|>assistant` and the model samples the header.
+        // Without a mask we count it as policy (the official reading); with their mask, untrained
+        // while the rest of the turn is trained, it is read as prefilled: their mask exactly.
         const headers = harmonyHeaders(tok, ids);
         assert.equal(headers.length, 3, c.name);
         for (const p of headers) assert.equal(sampled[p], 0, `${c.name} @${p}`);
         const theirsWithHeaders = sampled.map((b, p) => (headers.includes(p) ? 1 : b));
         assert.deepEqual(ours, theirsWithHeaders, c.name);
+        // A generation prompt alone (nothing after the header trained) cannot settle it: policy.
+        const settled = c.name.endsWith('generation_prompt') ? theirsWithHeaders : sampled;
+        assert.deepEqual(correctMask(reader.value.owners(ids, { lossMask: sampled })), settled, c.name);
       }
       assert.ok(masks >= 2, name);
     });
 
-  it('GPT-OSS: a prompt that prefills the channel header (theirs) gets policy-not-trained there, and only there', async () => {
-    // Ids cannot tell a prefilled header from a sampled one (docs/lint-rules.md): this pins what
-    // lint says of a rollout from their generation prompt, against the official one.
+  it('GPT-OSS: a prompt that prefills the channel header (theirs) or leaves it to the model (official) is clean; a header inside a completion left untrained is not', async () => {
+    // Ids cannot tell a prefilled header from a sampled one (docs/lint-rules.md): the mask settles
+    // it at a completion's start. A header inside a completion is always the model's.
     const f = family('gpt-oss');
     const prompt = golden('gpt-oss').cases[0].text;
-    assert.ok(prompt.endsWith('<|start|>assistant<|channel|>analysis<|message|>'));
+    const header = '<|channel|>analysis<|message|>';
+    assert.ok(prompt.endsWith(`<|start|>assistant${header}`));
     const answer = '<|end|><|start|>assistant<|channel|>final<|message|>Four.<|return|>';
-    const lint = async (p: string, completion: string) => {
+    const lint = async (p: string, completion: string, untrain: (k: number) => boolean = () => false) => {
       const [ids, done] = [f.tok.encode(p), f.tok.encode(completion)];
       const file = path.join(dir, 'prefilled.jsonl');
-      const loss_mask = [...ids.map(() => 0), ...done.map(() => 1)];
+      const loss_mask = [...ids.map(() => 0), ...done.map((_, k) => (untrain(k) ? 0 : 1))];
       fs.writeFileSync(file, `${JSON.stringify({ ids: [...ids, ...done], loss_mask })}\n`);
       const r = await lintFile(file, { tok: f.tok, templateKwargs: f.kwargs });
       assert.ok(r.ok);
-      return { n: ids.length, findings: r.value.findings.map((x) => [x.rule, x.positions]) };
+      return { n: ids.length, done, findings: r.value.findings.map((x) => [x.rule, x.positions]) };
     };
     const prefilled = await lint(prompt, `Two plus two equals four.${answer}`);
-    assert.deepEqual(prefilled.findings, [
-      ['policy-not-trained', [prefilled.n - 3, prefilled.n - 2, prefilled.n - 1]],
-    ]);
+    assert.deepEqual(prefilled.findings, []);
     const official = await lint(
-      prompt.slice(0, -'<|channel|>analysis<|message|>'.length),
-      `<|channel|>analysis<|message|>Two plus two equals four.${answer}`,
+      prompt.slice(0, -header.length),
+      `${header}Two plus two equals four.${answer}`,
     );
     assert.deepEqual(official.findings, []);
+    // The second message's header (model-written inside the completion) left untrained is a bug.
+    const second = f.tok.encode(`Two plus two equals four.<|end|><|start|>assistant`).length;
+    const inner = await lint(
+      prompt,
+      `Two plus two equals four.${answer}`,
+      (k) => k >= second && k < second + 3,
+    );
+    assert.deepEqual(inner.findings, [
+      ['policy-not-trained', [inner.n + second, inner.n + second + 1, inner.n + second + 2]],
+    ]);
   });
 
   it('the snapshots whose ids differ from ours are listed, each with why', () => {

@@ -114,7 +114,7 @@ const MARKERS = {
  * i's tokens run from the end of message i-1's content (or end marker) to the end of its own.
  */
 export function build(tok: DumpTokenizer, messages: ChatMessage[], tools?: unknown[]): Built {
-  const marks = MARKERS[tok.family === 'llama3' ? 'llama3' : 'chatml'];
+  const marks = MARKERS[tok.id('<|start_header_id|>') !== undefined ? 'llama3' : 'chatml'];
   const r = tok.render(messages, { tools });
   if (!r.ok) throw new Error(r.error);
   const text = r.value;

@@ -18,6 +18,7 @@ import {
   worstSamples,
 } from '../core/dumps/mismatch.js';
 import { type FileMismatch, mismatchFile, mismatchSteps } from '../core/dumps/mismatch-file.js';
+import { templateLabel } from '../core/dumps/template-reader.js';
 import { parse } from '../core/schema.js';
 import { type Command, type OptionValues, UsageError } from './args.js';
 import { LINT_FORMATS } from './lint-command.js';
@@ -131,10 +132,10 @@ function tokenizerFor(
   isDir: boolean,
   given?: DumpTokenizer,
 ): { tok?: DumpTokenizer; note: string } {
-  if (given) return { tok: given, note: `tokenizer ${given.source} (${given.family})` };
+  if (given) return { tok: given, note: `tokenizer ${given.source} (${templateLabel(given)})` };
   const beside = findTokenizerBeside(isDir ? path.join(p, 'x') : p);
   const t = beside ? loadTokenizerDir(beside) : undefined;
-  if (t?.ok) return { tok: t.value, note: `tokenizer ${beside} found beside it (${t.value.family})` };
+  if (t?.ok) return { tok: t.value, note: `tokenizer ${beside} found beside it (${templateLabel(t.value)})` };
   return { note: `no tokenizer${t && !t.ok ? ` (${t.error})` : ''}` };
 }
 

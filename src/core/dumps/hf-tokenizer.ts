@@ -11,13 +11,9 @@ import { fail, ok, type Result } from '../schema.js';
 import type { ChatMessage } from './sample.js';
 import type { Marker, TemplateSpecials } from './template-probe.js';
 
-/** Chat-template families whose markers the owner inference knows. */
-export type TemplateFamily = 'chatml' | 'llama3' | 'unknown';
-
 export interface DumpTokenizer {
   /** Where it was loaded from (a folder), or a label. */
   source: string;
-  family: TemplateFamily;
   /** Text -> ids, without BOS/EOS added (chat templates write their own special tokens). */
   encode(text: string): number[];
   /** The text of a sequence of ids as decoded (special tokens as written); throws on ids outside the vocabulary. */
@@ -28,7 +24,7 @@ export interface DumpTokenizer {
   id(token: string): number | undefined;
   /** Ids of the special (added) tokens. */
   specialIds: ReadonlySet<number>;
-  /** Ids that end a generated turn: the EOS and the template's end-of-turn markers. */
+  /** The EOS id, when the config names one (a template's own end tokens are its reader's: template-reader.ts). */
   endIds: ReadonlySet<number>;
   eosId?: number;
   padId?: number;
@@ -108,23 +104,7 @@ export function tokenizerFromJson(
     )
     .map((t) => ({ text: t.content, special: t.special === true }));
   const vocabSize = Math.max(vocabSizeOf(tokenizerJson), ...added.map((t) => t.id + 1));
-  const has = (t: string) => id(t) !== undefined && (chatTemplate === undefined || chatTemplate.includes(t));
-  const family: TemplateFamily =
-    has('<|im_start|>') && has('<|im_end|>')
-      ? 'chatml'
-      : has('<|start_header_id|>') && has('<|end_header_id|>') && has('<|eot_id|>')
-        ? 'llama3'
-        : 'unknown';
-  const endIds = new Set<number>();
-  for (const t of family === 'chatml'
-    ? ['<|im_end|>']
-    : family === 'llama3'
-      ? ['<|eot_id|>', '<|eom_id|>']
-      : []) {
-    const i = id(t);
-    if (i !== undefined) endIds.add(i);
-  }
-  if (eosId !== undefined && (family === 'unknown' || endIds.size === 0)) endIds.add(eosId);
+  const endIds = new Set<number>(eosId !== undefined ? [eosId] : []);
   let template: Template | undefined;
   const render: DumpTokenizer['render'] = (messages, opts = {}) => {
     if (!chatTemplate) return fail('tokenizer_config.json has no chat_template');
@@ -147,7 +127,6 @@ export function tokenizerFromJson(
   };
   return ok({
     source,
-    family,
     encode: (s) => tok.encode(s, { add_special_tokens: false }).ids,
     decode: (ids) =>
       tok.decode(ids as number[], { skip_special_tokens: false, clean_up_tokenization_spaces: false }),

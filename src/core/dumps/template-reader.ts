@@ -48,6 +48,8 @@ export interface TemplateReader {
   structure: TemplateStructure;
   template: TemplateSource;
   render: ChatRenderer;
+  /** Ids of the end tokens the model generates to stop (the structure's single-token ends, and the EOS). */
+  endIds: ReadonlySet<number>;
   /** What the template writes after end tokens and between tool results (probed on first use). */
   gaps(): TemplateGaps;
   /** Owners of one sample's ids [T] (tools: the record's, for their definitions' text). */
@@ -99,10 +101,16 @@ export function templateReader(
     return b;
   };
   let gaps: TemplateGaps | undefined;
+  const endIds = new Set(tok.endIds);
+  for (const e of structure.value.ends) {
+    const id = tok.id(e);
+    if (id !== undefined) endIds.add(id);
+  }
   return ok({
     structure: structure.value,
     template,
     render,
+    endIds,
     gaps: () => {
       gaps ??= probeGaps(render, structure.value, markers);
       return gaps;
@@ -148,4 +156,10 @@ export function templateName(tok: Pick<DumpTokenizer, 'templateFile'>, r: Templa
   return r.template.origin === 'tokenizer'
     ? `unrecognised template (${tok.templateFile ?? 'tokenizer'})`
     : r.template.origin;
+}
+
+/** A tokenizer's template in a few words: its name (templateName), or that it cannot be read. */
+export function templateLabel(tok: DumpTokenizer): string {
+  const r = readerOf(tok);
+  return r.ok ? `template ${templateName(tok, r.value)}` : 'no readable chat template';
 }

@@ -21,6 +21,7 @@ import {
   readRecordAt,
   showToken,
 } from '../../../src/core/dumps/index.js';
+import { readerOf } from '../../../src/core/dumps/template-reader.js';
 import { parse } from '../../../src/core/schema.js';
 
 const FIXTURES = 'test/fixtures/dumps';
@@ -170,9 +171,11 @@ describe('tokenizer', () => {
     const r = loadTokenizerDir(QWEN3_DIR);
     assert.ok(r.ok);
     const t = r.value;
-    assert.equal(t.family, 'chatml');
+    const reader = readerOf(t);
+    assert.ok(reader.ok);
+    assert.equal(reader.value.structure.generationPrompt, '<|im_start|>assistant\n');
     assert.deepEqual(
-      [...t.endIds].map((i) => t.text(i)),
+      [...reader.value.endIds].map((i) => t.text(i)),
       ['<|im_end|>'],
     );
     assert.equal(t.text(t.eosId!), '<|im_end|>');
@@ -200,7 +203,7 @@ describe('tokenizer', () => {
     fs.writeFileSync(path.join(dir, 'tokenizer_config.json'), JSON.stringify(config));
     const r = loadTokenizerDir(dir);
     assert.ok(r.ok);
-    assert.equal(r.value.family, 'chatml');
+    assert.equal(r.value.templateFile, 'chat_template.jinja');
     const text = r.value.render([{ role: 'user', content: 'Hi' }], { addGenerationPrompt: true });
     assert.deepEqual(text, { ok: true, value: '<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n' });
   });

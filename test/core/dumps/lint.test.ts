@@ -23,6 +23,7 @@ import {
   RULE_IDS,
   type RuleId,
 } from '../../../src/core/dumps/index.js';
+import { readerOf } from '../../../src/core/dumps/template-reader.js';
 
 const FIXTURES = 'test/fixtures/dumps';
 const loaded = loadTokenizerDir(QWEN3_DIR);
@@ -242,7 +243,9 @@ describe('owners from the template', () => {
 
   it('Llama 3: headers template, ipython tool, <|eom_id|> and <|eot_id|> end generated turns', () => {
     const tok = qwen3Variant('llama3');
-    assert.equal(tok.family, 'llama3');
+    const reader = readerOf(tok);
+    assert.ok(reader.ok);
+    assert.deepEqual([...reader.value.endIds].map((i) => tok.text(i)).sort(), ['<|eom_id|>', '<|eot_id|>']);
     const { s, owners } = ownersOfLine('llama3.jsonl', 0, tok);
     assert.deepEqual(
       owners.turns.map((t) => t.role),

@@ -77,7 +77,8 @@ export function sampleContext(s: DumpSample, opts: CheckOptions): SampleContext 
   const templated = owners.source !== 'mask';
   const trained = mask.reduce((a, m) => a + m, 0);
   const degenerate = T > 0 && (trained === 0 || trained === T);
-  const padIsEos = tok?.padId !== undefined && (tok.padId === tok.eosId || tok.endIds.has(tok.padId));
+  const endIds = reader?.ok ? reader.value.endIds : tok?.endIds;
+  const padIsEos = tok?.padId !== undefined && (tok.padId === tok.eosId || endIds?.has(tok.padId) === true);
   const ownerChecks = templated && !degenerate;
   const expected = owners.owner.map((o) => (o === OWNER.policy ? 1 : 0));
   const differs = ownerChecks ? range(0, T).filter((i) => mask[i] !== expected[i]) : [];

@@ -75,6 +75,24 @@ describe('lint and mismatch on run folders (in process)', () => {
     assert.ok(Array.isArray(lines[1].advisories));
   });
 
+  it('the text of a step (--follow without --json-lines) names findings about a whole file, and each with its file', async () => {
+    const c = collect();
+    const code = await lintRunSteps([run], {}, { quietMs: 2000 }, c.io);
+    assert.equal(code, 1, c.err.join(''));
+    const text = c.out.join('');
+    const step0 = text.slice(0, text.indexOf('\nstep 1 '));
+    // No tokenizer: each of step 0's two files gets owners-unknown, which makes it not clean.
+    assert.match(step0, /^step 0 .*\n {2}findings: 2 about a whole file\n/);
+    assert.deepEqual(
+      [...step0.matchAll(/^ {2}owners-unknown \((rank_\d\.jsonl)\): /gm)].map((m) => m[1]),
+      ['rank_0.jsonl', 'rank_1.jsonl'],
+    );
+    assert.match(text, /\n {2}findings: length-mismatch 1, 2 about a whole file\n/);
+    const allowed = collect();
+    await lintRunSteps([run], { allowUnknownOwners: true }, { quietMs: 2000 }, allowed.io);
+    assert.match(allowed.out.join(''), /^step 0 .*\n {2}no findings\n/);
+  });
+
   it('a folder that is not a run, or has no completed step, is exit 2 with a one-line reason', async () => {
     const c = collect();
     fs.mkdirSync(path.join(tmp, 'plain'));

@@ -285,7 +285,7 @@ async function main(): Promise<void> {
 }
 
 // Run when started as a script (syntheticAnswer can be imported without running the benchmark).
-if (require.main === module)
+if (require.main?.filename === __filename)
   main().catch((e) => {
     process.stderr.write(`${(e as Error).stack}\n`);
     process.exitCode = 1;

@@ -49,4 +49,4 @@ async function main(): Promise<void> {
   }
 }
 
-if (require.main === module) void main();
+if (require.main?.filename === __filename) void main();

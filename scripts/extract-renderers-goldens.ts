@@ -147,7 +147,7 @@ export function extractRenderersGoldens(file: string, out: string, commit = REND
   }
 }
 
-if (require.main === module) {
+if (require.main?.filename === __filename) {
   const [file, commit] = process.argv.slice(2);
   if (!file) {
     console.error('usage: extract-renderers-goldens.ts PATH/TO/golden_renderer_outputs.json [COMMIT]');

@@ -837,7 +837,7 @@ export function cutVariant(v: Variant, T: number): Variant {
   };
 }
 
-if (require.main === module) {
+if (require.main?.filename === __filename) {
   const out = process.argv[2] ?? 'test/fixtures/dumps';
   const expected = makeFixtures(out);
   const n = Object.values(expected).reduce((s, e) => s + e.length, 0);

@@ -551,4 +551,4 @@ export function makeTemplateFixtures(out: string): void {
     fs.writeFileSync(path.join(out, `${name}.jsonl`), `${streamLine(stream(name))}\n`);
 }
 
-if (require.main === module) makeTemplateFixtures(process.argv[2] ?? TEMPLATES);
+if (require.main?.filename === __filename) makeTemplateFixtures(process.argv[2] ?? TEMPLATES);

@@ -217,4 +217,5 @@ export async function measureTable(): Promise<{ rows: MeasureRow[]; markdown: st
   return { rows, markdown: md };
 }
 
-if (require.main === module) measureTable().then(({ markdown }) => process.stdout.write(`${markdown}\n`));
+if (require.main?.filename === __filename)
+  measureTable().then(({ markdown }) => process.stdout.write(`${markdown}\n`));

@@ -71,7 +71,9 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-if (require.main === module) {
+// Run when this file is the program (dist/cli.js, or src/cli/main.ts through tsx), not when a
+// bundle that imports it is (the unit tests' bundles keep each module's own __filename).
+if (require.main?.filename === __filename) {
   main(process.argv.slice(2)).then(
     (code) => {
       process.exitCode = code;

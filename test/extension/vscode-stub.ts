@@ -5,6 +5,7 @@
  * `installVscodeStub()` makes `require('vscode')` return it (call it before importing extension code).
  */
 import * as path from 'node:path';
+import * as self from './vscode-stub.js';
 
 type Listener<T> = (e: T) => unknown;
 
@@ -218,10 +219,9 @@ export const workspace = {
 
 /** Make `require('vscode')` (and so the extension's `import * as vscode`) return this module. */
 export function installVscodeStub(): void {
-  const Module = require('node:module') as { _resolveFilename: (r: string, ...a: unknown[]) => string };
-  const original = Module._resolveFilename;
-  const self = __filename;
-  Module._resolveFilename = function (request: string, ...rest: unknown[]) {
+  const Module = require('node:module') as { _load: (r: string, ...a: unknown[]) => unknown };
+  const original = Module._load;
+  Module._load = function (request: string, ...rest: unknown[]) {
     if (request === 'vscode') return self;
     return original.call(this, request, ...rest);
   };

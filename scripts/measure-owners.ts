@@ -70,8 +70,7 @@ export function familyLines(name: FamilyName): MeasuredLine[] {
   for (let p = firstCompletion - 1; p >= 0 && s.owner[p] === OWNER.template; p--) gen.unshift(p);
   withMask('generation prompt trained', gen, 1, [{ rule: 'mask-on-template', positions: gen }]);
   // eos-not-trained (TRL #4974): every generated end untrained; pad-is-eos where the end is the pad
-  const padIsEos = tok.padId !== undefined && (tok.padId === tok.eosId || tok.endIds.has(tok.padId));
-  const pad = s.ends.filter((e) => padIsEos && s.ids[e] === tok.padId);
+  const pad = tok.padId === undefined ? [] : s.ends.filter((e) => s.ids[e] === tok.padId);
   const other = s.ends.filter((e) => !pad.includes(e));
   withMask('end tokens untrained', s.ends, 0, [
     ...(other.length ? [{ rule: 'eos-not-trained' as RuleId, positions: other }] : []),

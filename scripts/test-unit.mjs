@@ -89,16 +89,7 @@ await build({
 const bundles = entries.map((f) => path.join(out, f.replace(/\.ts$/, '.js')));
 const run = spawnSync(
   process.execPath,
-  [
-    '--enable-source-maps',
-    '--test',
-    '--test-reporter=spec',
-    '--test-reporter-destination=stdout',
-    ...(process.env.TEST_TAP
-      ? ['--test-reporter=tap', `--test-reporter-destination=${process.env.TEST_TAP}`]
-      : []),
-    ...bundles,
-  ],
+  ['--enable-source-maps', '--test', '--test-reporter=spec', ...bundles],
   { cwd: root, stdio: 'inherit' },
 );
 process.exit(run.status ?? 1);

@@ -264,13 +264,10 @@ function stepText(rep: StepReport, advisories: Advisory[], printed: Set<string>)
   ];
   const lines = [`step ${rep.step} (${rep.path}): ${parts.join('; ')}`];
   const rules = Object.entries(s.findings);
-  const whole = rep.fileFindings;
-  lines.push(
-    rules.length || whole.length
-      ? `  findings: ${[...rules.map(([r, n]) => `${r} ${n}`), ...(whole.length ? [`${whole.length} about a whole file`] : [])].join(', ')}`
-      : '  no findings',
-  );
-  for (const x of whole) lines.push(`  ${x.rule} (${path.basename(x.path)}): ${x.message}`);
+  const counts = rules.map(([r, n]) => `${r} ${n}`);
+  if (rep.fileFindings.length) counts.push(`${rep.fileFindings.length} about a whole file`);
+  lines.push(counts.length ? `  findings: ${counts.join(', ')}` : '  no findings');
+  for (const x of rep.fileFindings) lines.push(`  ${x.rule} (${path.basename(x.path)}): ${x.message}`);
   for (const a of advisories) {
     // An advisory is printed when it first holds and again when this step adds to its evidence.
     const key = `${a.id} ${a.rule ?? ''} ${a.evidence[a.evidence.length - 1]?.step}`;

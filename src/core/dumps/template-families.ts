@@ -18,8 +18,8 @@ export interface FamilyKnowledge {
   endIsNextHeader?: boolean;
   /**
    * Text a sampler's prompt may write after the template's generation prompt, where the model
-   * would otherwise write it: template when untrained at a completion's start while the rest of the
-   * turn is trained, else policy (the ids cannot tell the two apart; the mask can).
+   * would otherwise write it: template when untrained at a completion's start while the token after
+   * it is trained, else policy (the ids cannot tell the two apart; the mask can).
    */
   prefills?: readonly string[];
   /** A user turn whose content begins with one of these carries a tool result (owner tool). */
@@ -46,7 +46,7 @@ export const FAMILIES: readonly FamilyKnowledge[] = [
       'ends: <|call|> after a tool call, <|return|> after the final answer, <|end|> inside a completion; <|return|> is re-rendered as <|end|> once another turn follows',
       'earlier analysis is dropped from later prompts: a turn-by-turn stream differs from a re-render of the whole conversation',
       'the system message holds the date of the render (strftime_now): dates never count as drift',
-      "a channel header untrained at a completion's start while the rest is trained is read as prefilled by the sampler's prompt (as PrimeIntellect-ai/renderers writes it), not as an untrained policy token",
+      "a channel header untrained at a completion's start while the token after it is trained is read as prefilled by the sampler's prompt (as PrimeIntellect-ai/renderers writes it), not as an untrained policy token",
     ],
   },
   {

@@ -310,7 +310,7 @@ describe("an independent oracle: PrimeIntellect-ai/renderers' goldens", () => {
         // <|message|>`) as template, as if the generation prompt had written it; the official
         // template's generation prompt is `<|start|>assistant` and the model samples the header.
         // Without a mask we count it as policy (the official reading); with their mask, untrained
-        // while the rest of the turn is trained, it is read as prefilled: their mask exactly.
+        // while the token after it is trained, it is read as prefilled: their mask exactly.
         const headers = harmonyHeaders(tok, ids);
         assert.equal(headers.length, 3, c.name);
         for (const p of headers) assert.equal(sampled[p], 0, `${c.name} @${p}`);

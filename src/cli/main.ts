@@ -7,6 +7,7 @@ import { lintCommand } from './lint-command.js';
 import { mismatchCommand } from './mismatch-command.js';
 import { makeBaseCommand, sampleCommand, trainCommand } from './model-commands.js';
 import { recipeCommand } from './recipe-command.js';
+import { mergeCommand } from './shard-commands.js';
 
 const PROG = 'episode-lab';
 
@@ -18,6 +19,7 @@ export const COMMANDS: Command[] = [
   recipeCommand,
   makeBaseCommand,
   lintCommand,
+  mergeCommand,
   mismatchCommand,
 ];
 

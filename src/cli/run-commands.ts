@@ -79,7 +79,7 @@ export const isFolder = (p: string) => fs.statSync(p, { throwIfNoEntry: false })
 const NO_STEPS = `no step files found (layouts: ${RUN_LAYOUTS.join(', ')}; see docs/runs.md)`;
 
 /** A run folder's completed steps now (waiting once for files that are settling): `Result<RunStep[]>`. */
-async function completed(dir: string, quietMs: number): Promise<Result<RunStep[]>> {
+export async function completed(dir: string, quietMs: number): Promise<Result<RunStep[]>> {
   const r = await listRun(dir, { quietMs });
   if (!r.ok) return r;
   const { layout, steps } = r.value;
@@ -124,7 +124,11 @@ export interface RunLintSettings {
  * The step reader's options for a run folder: the given tokenizer, else one in the folder (named on
  * `say` either way), and the index cache of the run (none when the cache would be inside it).
  */
-function runScanOptions(dir: string, settings: RunLintSettings, say: (s: string) => void): StepScanOptions {
+export function runScanOptions(
+  dir: string,
+  settings: RunLintSettings,
+  say: (s: string) => void,
+): StepScanOptions {
   const chosen = resolveTokenizer(path.join(dir, 'x'), settings.policy ?? {});
   const tok = chosen.tok;
   if (chosen.error) say(`${chosen.dir}: ${chosen.error}`);

@@ -91,6 +91,11 @@ export interface LintFileOptions extends LintOptions, ScanHooks {
   allowUnknownOwners?: boolean;
   /** Why no tokenizer was given (where it was looked for), for owners-unknown's message. */
   noTokenizerWhy?: string;
+  /**
+   * The coverage a FileLinter starts from instead of its tokenizer's (`startCoverage`): a merge of
+   * shards joins parts without the tokenizer object.
+   */
+  coverage?: FileCoverage;
 }
 
 /**
@@ -119,7 +124,10 @@ export class FileLinter {
     format: DumpFormat,
     private readonly opts: LintFileOptions = {},
   ) {
-    this.out = { ...emptyFileLint(path, format), coverage: coverageOf(opts.tok, opts) };
+    this.out = {
+      ...emptyFileLint(path, format),
+      coverage: opts.coverage ? structuredClone(opts.coverage) : startCoverage(opts.tok, opts),
+    };
     this.maxFindings = opts.maxFindings ?? 100_000;
     this.fit = { checked: !opts.tok };
     this.sampleOpts = opts;
@@ -339,7 +347,7 @@ export function emptyFileLint(path: string, format: DumpFormat): FileLint {
 const OWNER_RULES: readonly RuleId[] = RULE_TABLE.filter((r) => r.needsOwners).map((r) => r.id);
 
 /** The coverage before any sample is read: the tokenizer and what its template does (for these arguments). */
-function coverageOf(tok: DumpTokenizer | undefined, opts: LintFileOptions): FileCoverage {
+export function startCoverage(tok: DumpTokenizer | undefined, opts: LintFileOptions): FileCoverage {
   const reader = tok ? readerFor(tok, opts.templateKwargs) : undefined;
   const r = reader?.ok ? reader.value : undefined;
   return {

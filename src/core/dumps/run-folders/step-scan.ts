@@ -190,12 +190,7 @@ export async function scanStep(
   opts: StepScanOptions = {},
   tails?: ReadonlyMap<string, GrownFile>,
 ): Promise<StepReport> {
-  const acc = new StepSummaryAccumulator();
   const files: FileScan[] = [];
-  const findings: StepReport['findings'] = [];
-  const fileFindings: StepReport['fileFindings'] = [];
-  const errors: string[] = [];
-  const counted = new Set(summaryFilesOf(step.files));
   // With a pool, every file of the step is started at once (and taken in order below).
   const started = opts.pool
     ? new Map(step.files.filter((f) => !tails?.has(f)).map((f) => [f, scanDumpFile(f, opts)]))
@@ -203,8 +198,20 @@ export async function scanStep(
   for (const file of step.files) {
     if (opts.signal?.aborted) break;
     const tail = tails?.get(file);
-    const f = tail ? await tail.finish() : await (started?.get(file) ?? scanDumpFile(file, opts));
-    files.push(f);
+    files.push(tail ? await tail.finish() : await (started?.get(file) ?? scanDumpFile(file, opts)));
+  }
+  return stepReportOf(step, files);
+}
+
+/** A step's report from its files' scans (`files`: the first of `step.files`, in order, each read). */
+export function stepReportOf(step: RunStep, files: readonly FileScan[]): StepReport {
+  const acc = new StepSummaryAccumulator();
+  const findings: StepReport['findings'] = [];
+  const fileFindings: StepReport['fileFindings'] = [];
+  const errors: string[] = [];
+  const counted = new Set(summaryFilesOf(step.files));
+  for (const f of files) {
+    const file = f.path;
     if (f.error) errors.push(f.error);
     for (const rej of f.rejections.slice(0, 10)) errors.push(`${file}: ${describeRejection(rej)}`);
     if (f.rejections.length > 10) errors.push(`${file}: ${f.rejections.length - 10} more bad lines`);
@@ -219,10 +226,16 @@ export async function scanStep(
     step: step.step,
     path: step.path,
     samples: files.reduce((n, f) => n + (counted.has(f.path) ? f.samples : 0), 0),
-    files,
+    files: [...files],
     findings,
     fileFindings,
     summary: acc.finish(),
     errors,
   };
+}
+
+/** A file that could not be read, as a scan: `error`, and nothing else filled in. */
+export function unreadableScan(file: string, error: string): FileScan {
+  const { cancelled: _, format: __, ...none } = emptyFileLint(file, 'jsonl');
+  return { ...none, facts: [], format: null, error, cached: false };
 }

@@ -280,6 +280,18 @@ export class LintPool {
     return finished(file, linter, opts, a.gathered);
   }
 
+  /**
+   * Lint one range (a shard's unit) on the next free runner: its answer, never a throw; `cancelled`
+   * when `signal` is aborted before a runner takes it.
+   */
+  runPart(
+    t: Omit<PartTask, 'id'>,
+    tok: DumpTokenizer | undefined,
+    signal?: AbortSignal,
+  ): Promise<PartAnswer> {
+    return this.submit(t, signal, tok);
+  }
+
   /** Queue a range; one whose `signal` is aborted before a worker takes it is answered `cancelled`. */
   private submit(t: Omit<PartTask, 'id'>, signal?: AbortSignal, tok?: DumpTokenizer): Promise<PartAnswer> {
     const task = { ...t, id: this.nextId++ };

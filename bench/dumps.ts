@@ -11,10 +11,14 @@
  *   node --import tsx bench/dumps.ts --file F.jsonl  (an existing file, not deleted)
  *   --keep keeps the generated file; --pad N pads every line to N tokens (default 8192);
  *   --jobs N times --jobs 1 to N (default: the machine's cores).
+ *   --shards N times the file's lint in N shards (`lint --shard I/N`, each its own process of
+ *   dist/cli.js, one after another) and their `merge`, against the whole lint's process (default 4;
+ *   0: not timed); the merged JSON must be the whole lint's.
  *   --mismatch times the mismatch summary of the whole file instead (goal: < 60 s, < 500 MB).
  */
 
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -23,6 +27,7 @@ import { buildSync } from 'esbuild';
 import { QWEN3_DIR } from '../scripts/make-dump-fixtures.js';
 import { indexLines, parseRecord, readLines } from '../src/core/dumps/index.js';
 import { mismatchFile } from '../src/core/dumps/mismatch/mismatch-file.js';
+import { builtCli } from '../test/built-cli.js';
 import { FILE_OPTIONS, generate, openFirstSample, qwen3 } from './nemo-file.js';
 
 const { values: args } = parseArgs({
@@ -30,6 +35,7 @@ const { values: args } = parseArgs({
     ...FILE_OPTIONS,
     mismatch: { type: 'boolean', default: false },
     jobs: { type: 'string' },
+    shards: { type: 'string', default: '4' },
   },
 });
 
@@ -124,6 +130,7 @@ async function main() {
         `${x.seconds.toFixed(1)} s, ${(mb(size) / x.seconds).toFixed(0)} MB/s, ${(lintS / x.seconds).toFixed(2)}x of --jobs 1, ` +
           `peak RSS ${x.rssMb} MB (goal < ${500 + 250 * (x.jobs - 1)} MB), ${x.sha === one.sha ? 'the same JSON' : 'JSON DIFFERS from --jobs 1'}`,
       ]),
+      ...shardRows(file),
       ['peak RSS (this process)', `${peak()} MB (${rssBefore} MB before reading, tokenizer loaded)`],
       ['machine', machine()],
     ];
@@ -131,6 +138,60 @@ async function main() {
     if (runs.some((x) => x.sha !== one.sha)) process.exitCode = 1;
   } finally {
     if (!args.file && !args.keep) fs.rmSync(file, { force: true });
+  }
+}
+
+/** A process of the built CLI with `args`: its wall seconds, stdout's SHA-256 and peak RSS in MB; throws when it fails. */
+function cliProcess(args: string[]): { seconds: number; sha: string; rssMb: number } {
+  const t0 = performance.now();
+  const r = spawnSync('/usr/bin/time', ['-f', '%M', process.execPath, builtCli(), ...args], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 30,
+  });
+  const seconds = (performance.now() - t0) / 1000;
+  if (r.status !== 0 && r.status !== 1) throw new Error(`${args.join(' ')} failed: ${r.stderr}`);
+  const rssMb = Math.round(Number(r.stderr.trim().split('\n').pop()) / 1024);
+  return { seconds, sha: createHash('sha256').update(r.stdout).digest('hex'), rssMb };
+}
+
+/**
+ * The file's lint in `--shards N` shards, one process each, one after another (as N machines would
+ * run them at once), and their merge, against the whole lint's process: wall seconds, the same
+ * JSON or not (a difference fails the benchmark).
+ */
+function shardRows(file: string): string[][] {
+  const n = Number(args.shards);
+  if (!(n > 0)) return [];
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'episode-lab-bench-shards-'));
+  try {
+    const common = [file, '--tokenizer', QWEN3_DIR, '--jobs', '1'];
+    const whole = cliProcess(['lint', ...common, '--json']);
+    const parts = Array.from({ length: n }, (_, i) => path.join(dir, `shard-${i}.json`));
+    const shards = parts.map((out, i) =>
+      cliProcess(['lint', ...common, '--shard', `${i}/${n}`, '--out', out]),
+    );
+    const merge = cliProcess(['merge', ...parts, '--json']);
+    const secs = shards.map((x) => x.seconds);
+    const longest = Math.max(...secs);
+    const same = merge.sha === whole.sha;
+    if (!same) process.exitCode = 1;
+    const kb = parts.map((p) => fs.statSync(p).size / 1024);
+    return [
+      [
+        'lint, one process',
+        `${whole.seconds.toFixed(2)} s wall (dist/cli.js lint --json --jobs 1: start, tokenizer load, lint)`,
+      ],
+      [
+        `lint in ${n} shards`,
+        `${secs.map((x) => x.toFixed(2)).join(', ')} s wall, one process each (longest ${longest.toFixed(2)} s, sum ${secs.reduce((a, b) => a + b, 0).toFixed(2)} s), peak RSS ${Math.max(...shards.map((x) => x.rssMb))} MB, partials ${Math.min(...kb).toFixed(0)}-${Math.max(...kb).toFixed(0)} KB`,
+      ],
+      [
+        'merge',
+        `${merge.seconds.toFixed(2)} s wall, peak RSS ${merge.rssMb} MB; on ${n} machines ${(whole.seconds / (longest + merge.seconds)).toFixed(2)}x of one process (the longest shard, then the merge); ${same ? 'the same JSON' : 'JSON DIFFERS from the whole lint'}`,
+      ],
+    ];
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
   }
 }
 

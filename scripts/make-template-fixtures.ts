@@ -25,6 +25,7 @@ import {
   type ProbeMessage,
   type TemplateSpecials,
 } from '../src/core/dumps/templates/template-probe.js';
+import { S } from '../src/core/dumps/templates/template-sentinels.js';
 import { LLAMA3_1_TEMPLATE } from '../src/core/dumps/templates/template-vendored.js';
 
 export const FAMILY_NAMES = [
@@ -604,7 +605,10 @@ export function tokenise(
 /**
  * Character ranges of `text` that hold the tool definitions the template writes from `tools`
  * (Stream.toolDefs): its blocks for these tools, less the text it writes for any tools
- * (genericToolBlocks, which a reader without the record's tools cuts out as template).
+ * (genericToolBlocks, which a reader without the record's tools cuts out as template), less the
+ * turn frames at a block's edges (turnFrames): a block found by comparing renders with and without
+ * tools may take in the header of the system turn the tools open, or the closer of that turn and
+ * the next turn's header, which are the template's wherever the tools are.
  */
 export function toolDefRanges(
   f: Family,
@@ -613,11 +617,90 @@ export function toolDefRanges(
 ): [number, number][] {
   if (!tools?.length) return [];
   const generic = new Set(genericToolBlocks(f.render, f.markers));
+  const frames = turnFrames(f);
   const out: [number, number][] = [];
   for (const b of templateBlocks(f.render, tools, f.markers))
     if (!generic.has(b))
-      for (let i = text.indexOf(b); i >= 0; i = text.indexOf(b, i + 1)) out.push([i, i + b.length]);
+      for (let i = text.indexOf(b); i >= 0; i = text.indexOf(b, i + 1)) {
+        const r = trimFrames(text, i, i + b.length, frames, f.markers);
+        if (r[1] > r[0]) out.push(r);
+      }
   return out;
+}
+
+/**
+ * The template's text between turns' contents, from renders without tools: before the first
+ * content, between two, and after the last (the generation prompt), for a user turn alone, a
+ * system and a user turn, and a whole exchange. Each is headers and closers only.
+ */
+function turnFrames(f: Family): string[] {
+  const frames = new Set<string>();
+  const convs: ProbeMessage[][] = [
+    [{ role: 'user', content: S.u1 }],
+    [
+      { role: 'system', content: S.sys },
+      { role: 'user', content: S.u1 },
+    ],
+    [
+      { role: 'system', content: S.sys },
+      { role: 'user', content: S.u1 },
+      { role: 'assistant', content: S.a1 },
+      { role: 'user', content: S.u2 },
+    ],
+  ];
+  for (const msgs of convs) {
+    const r = f.render(msgs, { addGenerationPrompt: true });
+    if (!r.ok) continue;
+    let at = 0;
+    for (const m of msgs) {
+      const k = r.value.indexOf(String(m.content), at);
+      if (k < 0) break;
+      frames.add(r.value.slice(at, k));
+      at = k + String(m.content).length;
+    }
+    frames.add(r.value.slice(at));
+  }
+  frames.delete('');
+  return [...frames];
+}
+
+/**
+ * The range [i, j) of `text` without the turn frames at its edges: at its start, the longest end
+ * of a frame that begins it (when that piece holds a special marker, or a special marker is right
+ * before it); at its end, the longest start or end of a frame that ends it and holds a special
+ * marker.
+ */
+function trimFrames(
+  text: string,
+  i: number,
+  j: number,
+  frames: readonly string[],
+  markers: readonly Marker[],
+): [number, number] {
+  const specials = markers.filter((m) => m.special).map((m) => m.text);
+  const holdsMarker = (x: string) => specials.some((m) => x.includes(m));
+  const before = text.slice(0, i);
+  const afterMarker = specials.some((m) => before.endsWith(m));
+  let cut = 0;
+  for (const g of frames)
+    for (let k = Math.min(g.length, j - i); k > cut; k--) {
+      const piece = g.slice(g.length - k);
+      if (text.startsWith(piece, i) && (afterMarker || holdsMarker(piece))) {
+        cut = k;
+        break;
+      }
+    }
+  const start = i + cut;
+  cut = 0;
+  for (const g of frames)
+    for (let k = Math.min(g.length, j - start); k > cut; k--) {
+      const piece = text.slice(j - k, j);
+      if ((g.startsWith(piece) || g.endsWith(piece)) && holdsMarker(piece)) {
+        cut = k;
+        break;
+      }
+    }
+  return [start, j - cut];
 }
 
 /** The turn-by-turn stream of a family's fixture conversation, the last completion cut halfway through its content. */

@@ -20,6 +20,7 @@ import * as path from 'node:path';
 import { lintFile } from '../src/core/dumps/index.js';
 import type { RuleId } from '../src/core/dumps/lint/rules.js';
 import { OWNER } from '../src/core/dumps/readers/sample.js';
+import { chatTemplateRenderer } from '../src/core/dumps/templates/template-probe.js';
 import { Rng } from '../src/core/rng.js';
 import {
   CONVENTIONS,
@@ -121,6 +122,31 @@ function stretch(rng: Rng, run: number[]): number[] {
 
 const range = (a: number, b: number) => Array.from({ length: b - a }, (_, k) => a + k);
 
+const prefills = new Map<FamilyName, string>();
+
+/**
+ * The text a family's template adds to its generation prompt with `enable_thinking` false only
+ * (Qwen3's and GLM-4.5's empty think block), '' when none: the generation prompts of the two
+ * renders compared.
+ */
+export function thinkingOffPrefill(name: FamilyName): string {
+  const known = prefills.get(name);
+  if (known !== undefined) return known;
+  const f = family(name);
+  const prompt = (on: boolean) => {
+    const r = chatTemplateRenderer(f.template, f.specials, { ...f.kwargs, enable_thinking: on });
+    if (!r.ok) return null;
+    const out = r.value([{ role: 'user', content: 'Uqzxone' }], { addGenerationPrompt: true });
+    return out.ok ? out.value : null;
+  };
+  const on = prompt(true);
+  const off = prompt(false);
+  const text =
+    on !== null && off !== null && off.length > on.length && off.startsWith(on) ? off.slice(on.length) : '';
+  prefills.set(name, text);
+  return text;
+}
+
 /**
  * Inject `bug` into the stream at random positions: the ids and mask a buggy trainer would write and
  * the findings they must give, or why the ids cannot show it (undetectable), or null when the
@@ -153,6 +179,17 @@ export function inject(
     for (let i = start; i < s.ids.length && i < start + 8; i++)
       if (tok.text(s.ids[i]) === '<|message|>') return i;
     return null;
+  };
+  /** How many tokens from `at` spell the family's thinking-off pre-fill (0: none there). */
+  const prefillAt = (at: number): number => {
+    const text = thinkingOffPrefill(s.family);
+    if (!text) return 0;
+    let spelled = '';
+    for (let i = at; i < s.ids.length && spelled.length < text.length; i++) {
+      spelled += tok.text(s.ids[i]);
+      if (spelled === text) return i - at + 1;
+    }
+    return 0;
   };
   /** The untrained channel header the sampler pre-filled right before position `at` (prefilled convention), else []. */
   const prefilledHeaderBefore = (at: number): number[] => {
@@ -261,6 +298,19 @@ export function inject(
       const body = range(p.start, completionEnd(p)).filter((i) => !s.ends.includes(i) && s.mask[i] === 1);
       if (!body.length) return null;
       const ps = stretch(rng, body);
+      // An empty think block at a completion's start, untrained, is the one the template pre-fills
+      // when thinking is off (the mask settles it, as the rules say); untrained with the token after
+      // it, it is that pre-fill under a mask shifted right by one when the completion ends its sample.
+      const k = prefillAt(p.start);
+      if (k > 0 && ps[0] === p.start && ps.length === k)
+        return {
+          bug,
+          why: 'an untrained empty think block at a completion’s start is the ids and mask of the one a template pre-fills with thinking off',
+        };
+      const shifted: Expected[][] =
+        k > 0 && ps[0] === p.start && ps.length === k + 1
+          ? [[{ rule: 'mask-shift', positions: [ps[k]] }]]
+          : [];
       const h = header(p.start);
       if (h !== null && ps[0] === p.start && ps.at(-1) === h)
         return {
@@ -271,7 +321,12 @@ export function inject(
       // pre-filled, and it is read as the model's (untrained too).
       const hdr = prefilledHeaderBefore(p.start);
       const all = hdr.length && ps[0] === p.start ? [...hdr, ...ps] : ps;
-      return { ids: s.ids, mask: setMask(ps, 0), expect: [{ rule: bug, positions: all }] };
+      return {
+        ids: s.ids,
+        mask: setMask(ps, 0),
+        expect: [{ rule: bug, positions: all }],
+        ...(shifted.length ? { alternatives: shifted } : {}),
+      };
     }
     case 'mask-shift': {
       const mask = [0, ...s.mask.slice(0, -1)];

@@ -9,7 +9,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { randomConversation } from '../../../scripts/conversations.js';
-import { BUG_CLASSES, truthReport } from '../../../scripts/truth.js';
+import { family, toolDefRanges } from '../../../scripts/make-template-fixtures.js';
+import { BUG_CLASSES, thinkingOffPrefill, truthReport } from '../../../scripts/truth.js';
 import { Rng } from '../../../src/core/rng.js';
 
 describe('the truth report on seeded conversations', () => {
@@ -118,5 +119,55 @@ describe('the truth report on seeded conversations', () => {
           `${r.convention}: ${b}\n${r.missed.filter((m) => m.includes(`(${b},`)).join('\n')}`,
         );
       }
+  });
+});
+
+describe("the truth report's expectations", () => {
+  it('a tool block read without the record’s tools leaves out the turn frames at its edges', () => {
+    // GLM-4.5 and Qwen3 open a system turn for the tools when there is none: the comparison of
+    // renders with and without tools takes in that turn's header (and Qwen3's closer and the next
+    // header), which are the template's, not the tools' text.
+    for (const name of ['glm4.5', 'qwen3'] as const) {
+      const f = family(name);
+      const tools = [
+        {
+          type: 'function',
+          function: {
+            name: 'run_tests',
+            description: 'Run the tests.',
+            parameters: { type: 'object', properties: {} },
+          },
+        },
+      ];
+      for (const msgs of [
+        [{ role: 'user' as const, content: 'Fix it.' }],
+        [
+          { role: 'system' as const, content: 'Be brief.' },
+          { role: 'user' as const, content: 'Fix it.' },
+        ],
+      ]) {
+        const r = f.render(msgs, { addGenerationPrompt: true, tools });
+        assert.ok(r.ok);
+        const ranges = toolDefRanges(f, r.value, tools);
+        assert.ok(ranges.length > 0, name);
+        for (const [a, b] of ranges) {
+          const text = r.value.slice(a, b);
+          assert.match(text, /run_tests/);
+          for (const marker of ['<|system|>', '<|user|>', '<|im_start|>', '<|im_end|>'])
+            assert.ok(
+              !text.includes(marker),
+              `${name}: ${JSON.stringify(text.slice(0, 40))}…${JSON.stringify(text.slice(-40))} holds ${marker}`,
+            );
+          assert.ok(!text.startsWith('system\n'), `${name}: starts with the role name`);
+        }
+      }
+    }
+  });
+
+  it('knows the empty think block a template pre-fills with thinking off', () => {
+    assert.equal(thinkingOffPrefill('qwen3'), '<think>\n\n</think>\n\n');
+    assert.equal(thinkingOffPrefill('glm4.5'), '\n<think></think>');
+    assert.equal(thinkingOffPrefill('llama3.1'), '');
+    assert.equal(thinkingOffPrefill('gpt-oss'), '');
   });
 });

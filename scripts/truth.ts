@@ -300,18 +300,21 @@ export function inject(
       const ps = stretch(rng, body);
       // An empty think block at a completion's start, untrained, is the one the template pre-fills
       // when thinking is off (the mask settles it, as the rules say); untrained with the token after
-      // it, it is that pre-fill under a mask shifted right by one when the completion ends its sample.
+      // it, it is that pre-fill under a mask shifted right by one (when the completion ends its
+      // sample, the lint may read it so).
       const k = prefillAt(p.start);
       if (k > 0 && ps[0] === p.start && ps.length === k)
         return {
           bug,
           why: 'an untrained empty think block at a completion’s start is the ids and mask of the one a template pre-fills with thinking off',
         };
-      const shifted: Expected[][] =
-        k > 0 && ps[0] === p.start && ps.length === k + 1
-          ? [[{ rule: 'mask-shift', positions: [ps[k]] }]]
-          : [];
       const h = header(p.start);
+      // The same for a channel header the renderer may have pre-filled (GPT-OSS).
+      const pre = k || (h !== null ? h - p.start + 1 : 0);
+      const shifted: Expected[][] =
+        pre > 0 && ps[0] === p.start && ps.length === pre + 1
+          ? [[{ rule: 'mask-shift', positions: [ps[pre]] }]]
+          : [];
       if (h !== null && ps[0] === p.start && ps.at(-1) === h)
         return {
           bug,

@@ -51,7 +51,7 @@ export class DumpCommands extends Feature {
       const picked = await vscode.window.showOpenDialog({
         title: 'Open a dump file (NeMo-RL, prime-rl, Episode Lab, token-level JSONL, SkyRL, slime, Harbor)',
         canSelectMany: false,
-        filters: { 'Dump files': ['jsonl', 'json', 'pkl', 'pt'], 'All files': ['*'] },
+        filters: { 'Dump files': ['jsonl', 'json', 'pkl', 'pt', 'zst'], 'All files': ['*'] },
       });
       file = picked?.[0]?.fsPath;
     }

@@ -33,19 +33,26 @@ import { JOB_SCHEMAS } from '../../../src/protocol/job-host.js';
 
 const FIXTURES = 'test/fixtures/dumps';
 const ids = DUMP_READERS.map((r) => r.id);
+/** The whole-file formats whose fixtures are files of another folder than `pickled/ID/`: the folder and which files. */
+const WHOLE_FIXTURES: Record<string, { dir: string; take: (f: string) => boolean }> = {
+  harbor: { dir: 'harbor', take: (f) => path.basename(f) === 'trajectory.json' },
+  'skyrl-capture-zst': { dir: 'skyrl-capture', take: (f) => f.endsWith('.zst') },
+};
+
 /**
  * A format's fixture files: `ID-*.jsonl` (not those of a longer id) and the .jsonl files under `ID/`;
- * for a whole-file format, the .pkl and .pt files under `pickled/ID/`, or the trajectory.json files
- * under `ID/` (Harbor's job folders).
+ * for a whole-file format, the .pkl and .pt files under `pickled/ID/`, or the files WHOLE_FIXTURES
+ * names (Harbor's job folders' trajectory.json, skyrl-capture's .zst records and artifacts).
  */
 function fixturesOf(id: string): string[] {
   if (readerOf(id)?.kind === 'file') {
     const pickled = path.join(FIXTURES, 'pickled', id);
-    if (!fs.existsSync(pickled))
+    const whole = WHOLE_FIXTURES[id];
+    if (!fs.existsSync(pickled) && whole)
       return fs
-        .readdirSync(path.join(FIXTURES, id), { recursive: true, encoding: 'utf8' })
-        .filter((f) => path.basename(f) === 'trajectory.json')
-        .map((f) => path.join(id, f))
+        .readdirSync(path.join(FIXTURES, whole.dir), { recursive: true, encoding: 'utf8' })
+        .filter(whole.take)
+        .map((f) => path.join(whole.dir, f))
         .sort();
     return fs
       .readdirSync(pickled, { recursive: true, encoding: 'utf8' })

@@ -11,6 +11,7 @@ import type { DumpTokenizer } from '../templates/hf-tokenizer.js';
 import { type OwnerSource, type Owners, readerFor } from '../templates/owners.js';
 import { templateName } from '../templates/template-reader.js';
 import { outOfVocabulary, tokenizerMisfit } from '../templates/tokenizer-fit.js';
+import { CAPTURE_AGREE, CAPTURE_DISAGREE, captureNote } from './checks/capture.js';
 import { emptyCoverage, type FileCoverage, type FileFinding } from './coverage.js';
 import {
   errorText,
@@ -383,7 +384,11 @@ function finishCoverage(
     c.owners = { source: 'mask', template: null, prefix_preserving: null, rules_off: [...OWNER_RULES] };
     c.ends = [];
   }
-  for (const [n, k] of seen.notes) c.notes.push(k > 1 ? `${n} (${k} samples)` : n);
+  for (const [n, k] of seen.notes)
+    if (n !== CAPTURE_AGREE && n !== CAPTURE_DISAGREE) c.notes.push(k > 1 ? `${n} (${k} samples)` : n);
+  const agree = seen.notes.get(CAPTURE_AGREE) ?? 0;
+  const differ = seen.notes.get(CAPTURE_DISAGREE) ?? 0;
+  if (agree + differ) c.notes.push(captureNote(agree, differ));
   const { samples, why } = seen.unknown;
   if (!samples || seen.misfit) return;
   const reason = why === 'no tokenizer' && opts.noTokenizerWhy ? opts.noTokenizerWhy : why;

@@ -20,6 +20,7 @@ import {
   readerOf,
   type SampleFile,
 } from './formats/index.js';
+import { zstdWhy } from './formats/skyrl-capture-zst.js';
 import {
   indexLines,
   type LineIndex,
@@ -32,6 +33,7 @@ import {
 } from './lines.js';
 import { detectPickledHead, isPickle, looksPickled, readSkyrlFile } from './pickled/index.js';
 import type { DumpSample, Read } from './sample.js';
+import { isZstd } from './zstd.js';
 
 export interface RecordLocation {
   index: number;
@@ -149,7 +151,12 @@ export async function detectDumpFile(path: string): Promise<Result<DumpFormat>> 
     const r = isPickle(head) ? readSkyrlFile(path) : undefined;
     return r && !r.ok && /refused/.test(r.error) ? fail(r.error) : d;
   }
+  if (isZstd(head)) return fail(zstdWhy(path, head));
   const notText = binaryWhy(path, head);
+  if (notText && /\.zst$/i.test(path))
+    return fail(
+      `${path} ends in .zst but is not zstd-compressed (it does not start with the zstd magic number 28 b5 2f fd): skyrl-capture's .json.zst and .jsonl.zst files are; the file may be truncated at its start or another format`,
+    );
   if (notText) return fail(notText);
   if (isJsonDocumentHead(head))
     return fail(

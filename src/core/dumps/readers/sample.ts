@@ -72,6 +72,19 @@ export interface DumpSample {
   nodeStarts?: number[];
   /** For records split into nodes: whether each node was sampled by the policy [N]. */
   nodeSampled?: boolean[];
+  /**
+   * The completions a capture recorded and this sample trains (skyrl-capture's model nodes): where
+   * each starts in `ids`, where its sampled tokens start (the tokens before, from `start`, are the
+   * generation scaffold the chat template wrote), and one past its end. The lint takes its owners
+   * there from them, and says whether the chat template's owners agree.
+   */
+  completions?: { start: number; sampled: number; end: number }[];
+  /**
+   * Why the writer trains no token of this sample, when it says so (skyrl-capture's
+   * `masked_reason`: `repeated_target`, `delivery_uncertain`, ...): its all-zero mask is the
+   * writer's decision, said as a note, never a mask-degenerate finding.
+   */
+  writerMasked?: string;
   /** The record's other samples whose tokens this one's context should start with (prime-rl branches). */
   previous?: { offset: number; ids: number[]; part?: string };
   /**

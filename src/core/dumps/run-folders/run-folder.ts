@@ -16,6 +16,11 @@
  * - `nemo-rl`: `train_data_step{N}.jsonl`.
  * - `harbor`: a Harbor job folder, `{trial}/agent/trajectory.json` for each trial; the job is one
  *   step, 0, whose files are its trials' trajectories (a trial without one yet is not listed).
+ * - `skyrl-capture`: a skyrl-capture record folder (`manifest.json` beside `committed/`), its
+ *   committed trajectory records `committed/<xx>/<id>.json.zst` grouped into steps by the `step`
+ *   (else the `step-<N>` label, else 0) of the `<id>.head.json` beside each; a record is listed once
+ *   its header is there, as skyrl-capture lists it. A manifest of another `record_version` than 5 is
+ *   an error saying so.
  * - `flat`: any dump files (`.jsonl`, `.pkl`, `.pt`) with a step number in the name (`stepOfName`);
  *   several files with one number make one step.
  * Without a marker, a step is complete when every file of it is quiet: not empty, and its size and
@@ -35,6 +40,7 @@ export const RUN_LAYOUTS = [
   'skyrl',
   'nemo-rl',
   'harbor',
+  'skyrl-capture',
   'flat',
 ] as const;
 export type RunLayoutKind = (typeof RUN_LAYOUTS)[number];
@@ -89,6 +95,8 @@ export interface RunFs {
   look(file: string): Promise<FileLook | undefined>;
   /** Whether a path is a folder. */
   isFolder(dir: string): Promise<boolean>;
+  /** A small file's text (a header, a manifest); undefined when it is missing or cannot be read. */
+  read?(file: string): Promise<string | undefined>;
 }
 
 /** The node file system. */
@@ -113,6 +121,14 @@ export const nodeRunFs: RunFs = {
   },
   async isFolder(dir) {
     return (await fs.promises.stat(dir).catch(() => undefined))?.isDirectory() ?? false;
+  },
+  async read(file) {
+    try {
+      const st = await fs.promises.stat(file);
+      return st.isFile() && st.size <= 1 << 20 ? await fs.promises.readFile(file, 'utf8') : undefined;
+    } catch {
+      return undefined;
+    }
   },
 };
 
@@ -139,6 +155,18 @@ const SLIME_DIRS = ['rollout_data', 'train_data'];
 const SKYRL_DIR = 'dumped_data';
 /** Where a Harbor trial's agent writes its ATIF trajectory, under the trial folder (TrialPaths.agent_dir). */
 const HARBOR_TRAJECTORY = ['agent', 'trajectory.json'] as const;
+/**
+ * skyrl-capture's record folder (persistence/layout.py, NovaSky-AI/SkyRL skyrl-capture/ @ 5a91f21):
+ * `MANIFEST`, `COMMITTED_DIR`, `COMMITTED_SUFFIX`, `HEADER_SUFFIX`, and the record format it
+ * reads (`RECORD_FORMAT_VERSION`, version.py; `check_compatible` refuses any other).
+ */
+const CAPTURE = {
+  manifest: 'manifest.json',
+  committed: 'committed',
+  record: '.json.zst',
+  header: '.head.json',
+  version: 5,
+} as const;
 
 /**
  * The step number in a dump file's name, or null: the number after `step` (`_` or `-` between
@@ -198,6 +226,78 @@ async function harborTrajectories(dir: string, rfs: RunFs, first = false): Promi
   return out;
 }
 
+/**
+ * The committed records of a skyrl-capture record folder that have their header, sorted by shard
+ * and name, each with its header's path (temporary files, named `.<name>.<pid>.<hex>.tmp` by the
+ * writer, and other dotfiles left out).
+ */
+async function captureRecords(dir: string, rfs: RunFs): Promise<{ file: string; head: string }[]> {
+  const out: { file: string; head: string }[] = [];
+  const committed = path.join(dir, CAPTURE.committed);
+  for (const shard of await rfs.list(committed)) {
+    if (!shard.dir || shard.name.startsWith('.')) continue;
+    const entries = await rfs.list(path.join(committed, shard.name));
+    const names = new Set(entries.filter((e) => !e.dir).map((e) => e.name));
+    for (const e of entries) {
+      if (e.dir || e.name.startsWith('.') || !e.name.endsWith(CAPTURE.record)) continue;
+      const head = `${e.name.slice(0, -CAPTURE.record.length)}${CAPTURE.header}`;
+      if (!names.has(head)) continue;
+      out.push({
+        file: path.join(committed, shard.name, e.name),
+        head: path.join(committed, shard.name, head),
+      });
+    }
+  }
+  return out;
+}
+
+/** Steps read from headers, by header path (a trajectory's step is fixed when it is created). */
+const headerSteps = new Map<string, number>();
+
+/** The step of a committed record from its header: `step`, else a `step-<N>` label, else 0. */
+async function captureStep(head: string, rfs: RunFs): Promise<number> {
+  const known = headerSteps.get(head);
+  if (known !== undefined) return known;
+  const text = await rfs.read?.(head);
+  if (text === undefined) return 0;
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    return 0;
+  }
+  const o = typeof doc === 'object' && doc !== null ? (doc as Record<string, unknown>) : {};
+  const labels = Array.isArray(o.labels) ? o.labels : [];
+  const label = labels
+    .map((l) => (typeof l === 'string' ? /^step-(\d{1,9})$/.exec(l)?.[1] : undefined))
+    .find((x) => x);
+  const step =
+    Number.isInteger(o.step) && (o.step as number) >= 0 ? (o.step as number) : label ? Number(label) : 0;
+  if (headerSteps.size > 200_000) headerSteps.clear();
+  headerSteps.set(head, step);
+  return step;
+}
+
+/**
+ * Why a skyrl-capture record folder cannot be read, or undefined: its manifest is not JSON, or its
+ * `record_version` is not the one read (one line, with what to do). Undefined too when the file
+ * system cannot read files.
+ */
+async function captureManifestWhy(dir: string, rfs: RunFs): Promise<string | undefined> {
+  const file = path.join(dir, CAPTURE.manifest);
+  const text = await rfs.read?.(file);
+  if (text === undefined) return undefined;
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (e) {
+    return `${file}: not JSON (${(e as Error).message.split('\n')[0]}): a skyrl-capture record folder's manifest.json is its format's JSON; check the folder is a whole copy`;
+  }
+  const version = (doc as { record_version?: unknown } | null)?.record_version;
+  if (version === CAPTURE.version) return undefined;
+  return `${file}: a skyrl-capture record of format ${JSON.stringify(version ?? null)} (record_version); Episode Lab reads format ${CAPTURE.version}: export it with the skyrl-capture that wrote it (\`skyrl-capture export --record ${dir} --format token-samples --output FILE.jsonl\`) and open FILE.jsonl`;
+}
+
 /** What a folder of `step_{N}` folders holds: rank files (exports), traces (rollouts), or nothing yet. */
 async function stepFolderKind(root: string, rfs: RunFs): Promise<RunLayoutKind | null> {
   const steps = numbered(
@@ -242,6 +342,7 @@ async function layoutsIn(dir: string, rfs: RunFs): Promise<{ kind: RunLayoutKind
   if (dirs.has(SKYRL_DIR) && (await hasStepFiles(path.join(dir, SKYRL_DIR), rfs)))
     add('skyrl', path.join(dir, SKYRL_DIR));
   if ((await harborTrajectories(dir, rfs, true)).length) add('harbor', dir);
+  if (files.includes(CAPTURE.manifest) && dirs.has(CAPTURE.committed)) add('skyrl-capture', dir);
   if (files.some((f) => NEMO_FILE.test(f))) add('nemo-rl', dir);
   else if (files.some((f) => DUMP_EXT.test(f) && stepOfName(f) !== null)) add('flat', dir);
   const rank = (k: RunLayoutKind) => RUN_LAYOUTS.indexOf(k);
@@ -256,6 +357,10 @@ export async function detectRunLayout(
   if (!(await rfs.isFolder(dir))) return fail(`${dir}: not a folder`);
   const found = await layoutsIn(dir, rfs);
   if (!found.length) return ok(null);
+  if (found[0].kind === 'skyrl-capture') {
+    const why = await captureManifestWhy(dir, rfs);
+    if (why) return fail(why);
+  }
   return ok({ ...found[0], others: found.slice(1) });
 }
 
@@ -301,7 +406,10 @@ export async function stepEntries(
     return files.length ? [{ step: 0, path: root, files, marker: false }] : [];
   }
   const loose: { step: number; file: string }[] = [];
-  if (kind === 'slime') {
+  if (kind === 'skyrl-capture') {
+    for (const r of await captureRecords(root, rfs))
+      loose.push({ step: await captureStep(r.head, rfs), file: r.file });
+  } else if (kind === 'slime') {
     for (const sub of SLIME_DIRS)
       for (const e of await rfs.list(path.join(root, sub)))
         if (!e.dir && /^\d+.*\.pt$/.test(e.name))

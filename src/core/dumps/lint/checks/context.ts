@@ -11,6 +11,7 @@ import { type DumpSample, OWNER } from '../../readers/sample.js';
 import { type DumpTokenizer, showToken } from '../../templates/hf-tokenizer.js';
 import { type Owners, ownersOf, readerFor } from '../../templates/owners.js';
 import type { TemplateReader } from '../../templates/template-reader.js';
+import { captureOwners } from './capture.js';
 
 /** One finding of a check: token positions in the sample [P] and a one-line explanation. */
 export interface Hit {
@@ -97,13 +98,14 @@ export function sampleContext(s: DumpSample, opts: CheckOptions): SampleContext 
   const { tok } = opts;
   const T = s.ids.length;
   const mask = zeroOne(s.lossMask, T);
-  let owners = ownersOf(s, tok, mask, opts.templateKwargs);
   const reader = tok ? readerFor(tok, { ...opts.templateKwargs, ...s.templateKwargs }) : undefined;
+  const endIds = reader?.ok ? reader.value.endIds : tok?.endIds;
+  const notes: string[] = [];
+  let owners = captureOwners(s, ownersOf(s, tok, mask, opts.templateKwargs), endIds, notes);
   const templated = owners.source !== 'mask';
   let trained = 0;
   for (let i = 0; i < T; i++) trained += mask[i];
   const degenerate = T > 0 && (trained === 0 || trained === T);
-  const endIds = reader?.ok ? reader.value.endIds : tok?.endIds;
   const padIsEos = tok?.padId !== undefined && (tok.padId === tok.eosId || endIds?.has(tok.padId) === true);
   const ownerChecks = templated && !degenerate;
   let expected = policyMask(owners);
@@ -122,7 +124,7 @@ export function sampleContext(s: DumpSample, opts: CheckOptions): SampleContext 
     for (const dir of [1, -1]) {
       // The end the shift drops is taken from the owners read with the mask as it is.
       const intended = dir === 1 ? [...mask.slice(1), expected[T - 1]] : [expected[0], ...mask.slice(0, -1)];
-      const o = ownersOf(s, tok, intended, opts.templateKwargs);
+      const o = captureOwners(s, ownersOf(s, tok, intended, opts.templateKwargs), endIds);
       const e = policyMask(o);
       if (e.some((x) => x) && shiftOf(mask, e) === dir) {
         owners = o;
@@ -143,7 +145,7 @@ export function sampleContext(s: DumpSample, opts: CheckOptions): SampleContext 
     mask,
     owners,
     reader,
-    notes: [],
+    notes,
     trained,
     templated,
     degenerate,

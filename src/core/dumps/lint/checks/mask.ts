@@ -18,6 +18,12 @@ export function checkLengths(c: SampleContext): Hit[] {
 /** mask-degenerate: no token trained, or every token. */
 export function checkDegenerate(c: SampleContext): Hit[] {
   if (!c.degenerate) return [];
+  if (c.trained === 0 && c.s.writerMasked) {
+    c.notes.push(
+      `samples the writer trains nothing of, saying why (${c.s.writerMasked}): its decision, not reported as mask-degenerate`,
+    );
+    return [];
+  }
   return [
     {
       positions: [],

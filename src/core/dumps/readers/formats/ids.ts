@@ -7,6 +7,7 @@
  */
 export const DUMP_FORMATS = [
   'nemo-rl',
+  'skyrl-capture',
   'prime-rl',
   'prime-rl-export',
   'turns',
@@ -15,6 +16,7 @@ export const DUMP_FORMATS = [
   'skyrl',
   'slime',
   'harbor',
+  'skyrl-capture-zst',
 ] as const;
 
 export type DumpFormat = (typeof DUMP_FORMATS)[number];

@@ -17,6 +17,8 @@ import { nemoRl } from './nemo-rl.js';
 import { primeRl } from './prime-rl.js';
 import { primeRlExport } from './prime-rl-export.js';
 import type { DumpReader, FileReader, RecordReader } from './reader.js';
+import { skyrlCapture } from './skyrl-capture.js';
+import { skyrlCaptureZst } from './skyrl-capture-zst.js';
 import { turns } from './turns.js';
 
 export {
@@ -31,6 +33,7 @@ export {
 /** Every format's reader, in detection order (whole-file readers are tried first, on a file's bytes). */
 export const DUMP_READERS = [
   nemoRl,
+  skyrlCapture,
   primeRl,
   primeRlExport,
   turns,
@@ -39,6 +42,7 @@ export const DUMP_READERS = [
   skyrl,
   slime,
   harbor,
+  skyrlCaptureZst,
 ] as const satisfies readonly DumpReader<DumpFormat>[];
 
 /** The JSONL formats' readers, in detection order. */

@@ -22,7 +22,7 @@ import {
   sameNamedFiles,
   truncatedLine,
 } from './edges-steps';
-import { blindPlaceholders, harborJob, primeRlGroups, unreadableRun } from './layout-steps';
+import { blindPlaceholders, captureRecord, harborJob, primeRlGroups, unreadableRun } from './layout-steps';
 import {
   BIG_DUMP,
   mismatchBigLane,
@@ -792,6 +792,7 @@ describe('Episode Lab in code-server: sample, explore, inspect, debug the mask',
   step('L1', 'a run folder whose only step cannot be read leads with that', [], unreadableRun);
   step('L2', 'prime-rl rollouts: 3 groups of 4 per step, the zero-std advisory', [], primeRlGroups);
   step('L3', 'a Harbor job folder: trials grouped by task', [], harborJob);
+  step('L4', 'a skyrl-capture record folder: its steps and paths', [], captureRecord);
   step('B1', 'a blind NeMo-RL dump with placeholders: no figure, no owner', [], blindPlaceholders);
   step('W1', 'walkthrough: Train Agent with turn-level GAE; an episode’s TD errors', [], trainTurnGae);
   step(

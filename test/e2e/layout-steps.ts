@@ -2,7 +2,7 @@
  * End-to-end steps for run folders as other trainers save them and for folders that cannot be read
  * (docs/runs.md): a folder whose only step is not a dump leads with that fact, a prime-rl rollouts
  * folder shows its GRPO groups (3 of 4 per step) and the zero-std advisory, and a Harbor job folder
- * opens as one step of trials grouped by task. Each is opened with "Open Run Folder…" from the
+ * opens as one step of trials grouped by task, and a skyrl-capture record folder opens as its steps. Each is opened with "Open Run Folder…" from the
  * palette and its folder dialog, and photographed at 1600 and 400 px in both themes. And a NeMo-RL
  * dump read without a tokenizer whose trained tool turns hold placeholders: no figure, no owner.
  */
@@ -170,6 +170,23 @@ export async function harborJob(): Promise<void> {
   assert.equal(new Set(names).size, 3, names.join(' | '));
   say('a Harbor job folder: 9 trials, grouped by task');
   await runWidths(f, 'layout-harbor', ['h1', '.run-group']);
+}
+
+/**
+ * L4: a skyrl-capture record folder (manifest.json, committed/<xx>/<id>.json.zst): two steps from
+ * the trajectories' headers, one sample per root-to-leaf path (6), its tokenizer beside it.
+ */
+export async function captureRecord(): Promise<void> {
+  const dir = place(path.join(FIXTURES, 'skyrl-capture', 'record'), 'capture-record', true);
+  const f = await openRun(dir, 2);
+  assert.equal(
+    await f.locator('#app').getAttribute('data-samples'),
+    '3,3',
+    'per step: 3 paths in each of steps 3 and 4',
+  );
+  assert.match((await f.locator('.run-layout').textContent()) ?? '', /skyrl-capture/);
+  say('a skyrl-capture record folder: 2 steps, 6 paths');
+  await runWidths(f, 'layout-capture', ['h1']);
 }
 
 /**

@@ -34,6 +34,22 @@ export function yTickFormat(y: ScaleLinear<number, number>, count = 5): (v: numb
   };
 }
 
+/** Tick text's font size (media/dashboard.css `.curve-chart .axis text`), and a wide glyph's width in it. */
+const TICK_PX = 11;
+const TICK_CHAR = 0.62 * TICK_PX;
+
+/**
+ * The x of a left axis that leaves room for its widest tick label (yTickFormat's text, drawn
+ * right-aligned 9 px left of the axis: d3's tick and padding) between the axis and a rotated label
+ * centred at `labelX` (`labelPx` tall): at least `min`. Widths are estimated from the text's length,
+ * a digit's width at the tick size, so that the layout is the same before anything is on screen.
+ */
+export function yAxisLeft(y: ScaleLinear<number, number>, labelX: number, min: number, labelPx = 12): number {
+  const fmt = yTickFormat(y);
+  const widest = Math.max(0, ...y.ticks(5).map((v) => fmt(v).length)) * TICK_CHAR;
+  return Math.max(min, Math.ceil(labelX + labelPx / 2 + 4 + widest + 9));
+}
+
 /** Append a left axis (`g.axis.y-axis`, about 5 ticks, yTickFormat's text) and its label (`text.axis-label.y-label`) to a chart. */
 export function drawYAxis(
   root: Selection<SVGSVGElement, unknown, null, undefined>,

@@ -309,6 +309,12 @@ describe('training dashboard', () => {
       ['g (mean ± sd of 3)', 'run-state state-mixed', '1 stopped, 2 finished'],
     ]);
     assert.match(root.querySelector('.info')!.textContent!, /· 2 stopped \(Resume Run continues them\)$/);
+    // The running run's legend entry is marked live (its swatch dashed as its curve), no other.
+    const live = [...root.querySelectorAll('.curve-legend .legend-item.live')].map(
+      (i) => i.firstElementChild?.nextElementSibling?.textContent,
+    );
+    assert.deepEqual(live, ['r']);
+    assert.ok(root.querySelector('.series.live'), 'its curve is live too');
   });
 
   test('diagnostics a run has get their own charts; hover points give raw values; held-out is a marker', () => {

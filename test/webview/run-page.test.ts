@@ -14,6 +14,7 @@ import { runAdvisories } from '../../src/extension/run-folders/run-follow.js';
 import { runGroup, runSteps } from '../../src/job-host/run-jobs.js';
 import { yTickFormat } from '../../webview/axes.js';
 import { type FigureSpec, renderStepChart } from '../../webview/run/run-charts.js';
+import { pathText } from '../../webview/run/run-group.js';
 import { startRunView } from '../../webview/run/run-main.js';
 import { writeRunStep } from '../run-fixture.js';
 import { doc } from './fixtures.js';
@@ -122,6 +123,7 @@ describe('the run view page', () => {
     page.send({ type: 'group', view });
     await wait(5);
     assert.equal(d.querySelectorAll('.group-card').length, 4);
+    assert.equal(d.querySelector('.group-card-head .muted')?.textContent, ' step_3.jsonl');
     assert.match(d.querySelector('.group-title')!.textContent ?? '', /Group 0 of step 3 \(1 of 3\)/);
     assert.ok((d.querySelector('#group-prev') as HTMLButtonElement).disabled);
     page.click('#group-next');
@@ -273,6 +275,32 @@ describe('chart ticks', () => {
       const ticks = yTicks(fig);
       assert.ok(ticks.length >= 2, `${value}: ticks ${ticks.join(' ')}`);
       for (const t of ticks) assert.ok(t.length <= 6, `${value}: tick "${t}"`);
+    }
+  });
+
+  test('a card\'s path breaks after each "/" before it breaks inside a name', () => {
+    const span = pathText(doc(), 'job-7/trial-1/agent/trajectory.json');
+    assert.equal(span.textContent, 'job-7/trial-1/agent/trajectory.json');
+    assert.deepEqual(
+      [...span.childNodes].map((n) => (n.nodeName === 'WBR' ? '|' : n.textContent)),
+      ['job-7/', '|', 'trial-1/', '|', 'agent/', '|', 'trajectory.json'],
+    );
+  });
+
+  test("the y axis leaves its widest tick label clear of the axis's rotated label", () => {
+    // The label (12 px, centred at x = 12) ends at 18; a tick label ends 9 px left of the axis and
+    // is at most 0.62 em (11 px) a character wide: the two must not meet, whatever the ticks.
+    for (const value of [-0.0155194298, 0.5, -123456, 3.2]) {
+      const rows = [{ step: 0 } as Row, { step: 1 } as Row];
+      const fig = renderStepChart(doc(), spec(value), rows, () => {});
+      const axis = fig.querySelector('.y-axis')?.getAttribute('transform') ?? '';
+      const left = Number(/translate\(([-\d.]+)/.exec(axis)?.[1]);
+      const widest = Math.max(...yTicks(fig).map((t) => t.length));
+      assert.ok(
+        left - 9 - widest * 0.62 * 11 >= 18 + 4,
+        `${value}: axis at ${left}, ticks ${yTicks(fig).join(' ')}`,
+      );
+      assert.ok(left >= 58, 'never left of the usual margin');
     }
   });
 

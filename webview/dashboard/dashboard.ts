@@ -440,7 +440,8 @@ type DashboardData = { runs: readonly RunSeries[]; tables: readonly TableData[];
 function curveLegend(doc: Document, series: readonly CurveSeries[]): HTMLElement {
   const legend = el(doc, 'div', 'legend curve-legend');
   for (const s of series) {
-    const item = el(doc, 'span', `legend-item series-c${s.color}`);
+    // A live series' swatch is dashed as its curve is (dashboard.css).
+    const item = el(doc, 'span', `legend-item series-c${s.color}${s.live ? ' live' : ''}`);
     item.append(
       el(doc, 'span', `line-swatch${s.runs > 1 ? ' with-band' : ''}`),
       el(doc, 'span', '', `${s.name}${s.live && !s.states.running ? ' · live' : ''}`),

@@ -7,7 +7,7 @@
  */
 import { area, axisBottom, line, scaleLinear, select } from 'd3';
 import type { RunStepRow } from '../../src/protocol/runs.js';
-import { drawXLabel, drawYAxis, SVG } from '../axes.js';
+import { drawXLabel, drawYAxis, SVG, yAxisLeft } from '../axes.js';
 import { el } from '../dom.js';
 import { RULE_PATTERNS, type RulePattern, ruleClasses, ruleStyle } from './rule-style.js';
 
@@ -228,13 +228,15 @@ export function renderStepChart(
   const x1 = Math.max(...steps);
   // Bars are centred on their step: half a step of room on each side keeps them off the axis.
   const pad = spec.stacked ? 0.5 : 0;
-  const x = scaleLinear()
-    .domain([x0 - pad, Math.max(x1, x0 + 1) + pad])
-    .range([M.left, width - M.right]);
   const y = scaleLinear()
     .domain(yDomain(spec, rows))
     .nice()
     .range([height - M.bottom, M.top]);
+  // Wide tick labels ("−0.015") move the axis right, clear of its rotated label.
+  const left = yAxisLeft(y, 12, M.left);
+  const x = scaleLinear()
+    .domain([x0 - pad, Math.max(x1, x0 + 1) + pad])
+    .range([left, width - M.right]);
   const svg = doc.createElementNS(SVG, 'svg') as SVGSVGElement;
   const root = select(svg)
     .attr('class', 'curve-chart')
@@ -256,13 +258,13 @@ export function renderStepChart(
             .ticks(Math.min(6, Math.max(1, x1 - x0)))
             .tickFormat((d) => (Number.isInteger(Number(d)) ? String(d) : '')),
     );
-  drawXLabel(root, { left: M.left, right: width - M.right, y: height - 4 }, 'step');
-  drawYAxis(root, y, { left: M.left, labelX: 12, top: M.top, bottom: height - M.bottom }, spec.unit);
+  drawXLabel(root, { left, right: width - M.right, y: height - 4 }, 'step');
+  drawYAxis(root, y, { left, labelX: 12, top: M.top, bottom: height - M.bottom }, spec.unit);
   for (const ref of spec.refs ?? []) {
     const g = root.append('g').attr('class', 'ref');
     g.append('line')
       .attr('class', 'ref-line')
-      .attr('x1', M.left)
+      .attr('x1', left)
       .attr('x2', width - M.right)
       .attr('y1', y(ref.value))
       .attr('y2', y(ref.value));

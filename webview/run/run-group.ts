@@ -30,10 +30,7 @@ function card(
   const box = el(doc, 'article', `group-card${selected ? ' selected' : ''}`);
   box.dataset.record = String(s.record);
   const head = el(doc, 'header', 'group-card-head');
-  head.append(
-    el(doc, 'strong', '', `sample ${s.record}`),
-    el(doc, 'span', 'muted', ` ${names.get(s.path) ?? s.path}`),
-  );
+  head.append(el(doc, 'strong', '', `sample ${s.record}`), pathText(doc, ` ${names.get(s.path) ?? s.path}`));
   box.appendChild(head);
   const dl = el(doc, 'dl', 'group-figures');
   const rows: [string, string][] = [
@@ -132,4 +129,17 @@ export function renderGroupView(
   });
   box.appendChild(cards);
   return box;
+}
+
+/**
+ * A path as a muted span that breaks after a `/` (a `<wbr>` there) before it breaks inside a name
+ * (run.css's `overflow-wrap: anywhere` only breaks a name wider than the line).
+ */
+export function pathText(doc: Document, text: string): HTMLElement {
+  const span = el(doc, 'span', 'muted');
+  text.split('/').forEach((part, i, all) => {
+    span.append(doc.createTextNode(i < all.length - 1 ? `${part}/` : part));
+    if (i < all.length - 1) span.append(doc.createElement('wbr'));
+  });
+  return span;
 }

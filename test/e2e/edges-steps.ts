@@ -69,9 +69,23 @@ const fixtureLines = (kind: 'clean' | 'buggy') =>
     .split('\n')
     .filter((l) => l.trim());
 
-/** Open a dump file with the palette's Open Trainer Dump… and the workbench's file dialog. */
+/**
+ * Open a dump file with the palette's Open Trainer Dump… and the workbench's file dialog; the
+ * command is run again (up to 3 times) when its dialog does not open: under load a palette command
+ * given while the last file's view still takes focus can be lost.
+ */
 async function openDump(file: string): Promise<void> {
-  await runCommand(wb.page, 'Episode Lab: Open Trainer Dump…');
+  const dialog = wb.page.locator('.quick-input-widget', { hasText: 'Open a dump file' });
+  for (let attempt = 1; ; attempt++) {
+    await runCommand(wb.page, 'Episode Lab: Open Trainer Dump…');
+    const opened = await dialog.waitFor({ timeout: 20_000 }).then(
+      () => true,
+      () => false,
+    );
+    if (opened || attempt >= 3) break;
+    say(`the dump dialog did not open (attempt ${attempt}): the command again`);
+    await wb.page.keyboard.press('Escape');
+  }
   await inDialog('Open a dump file', file);
 }
 

@@ -154,7 +154,12 @@ export async function noTokenizer(): Promise<void> {
   assert.equal(await row.locator('.codicon-pass').count(), 0, 'no tick on the file');
   assert.match((await row.textContent()) ?? '', /owners unknown/);
   const samples = wb.page.locator('.monaco-list-row[aria-label^="sample 0, not checked: owners unknown"]');
-  await samples.waitFor({ timeout: 15_000 });
+  // The file's row shows its samples once expanded (on open); under load it may still be folded.
+  await samples.waitFor({ timeout: 15_000 }).catch(async () => {
+    if ((await row.getAttribute('aria-expanded')) === 'false')
+      await row.locator('.monaco-tl-twistie').click();
+    await samples.waitFor({ timeout: 30_000 });
+  });
   // Blind, the strip states no owner and no turn: every chip unknown, one row "turns unknown".
   const chips = await frame.locator('.strip .chip').count();
   assert.ok(chips > 0);

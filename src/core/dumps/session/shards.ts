@@ -253,7 +253,9 @@ export async function runShard(
       gather: f.facts ? 'facts' : undefined,
     };
     const tok = toks[u.file];
-    const a = pool ? await pool.runPart(task, tok, signal) : await runPartTask(task, tok);
+    let a = pool ? await pool.runPart(task, tok, signal) : await runPartTask(task, tok);
+    // A worker that could not load the same tokenizer: this thread, which holds it, lints the unit.
+    if (!a.ok && a.tokenizerChanged) a = await runPartTask(task, tok);
     return a.ok
       ? { unit, ok: true, part: a.part, facts: a.gathered.facts }
       : { unit, ok: false, error: a.error };

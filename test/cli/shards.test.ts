@@ -153,6 +153,12 @@ describe('lint --shard I/N and merge', () => {
     const recounted = path.join(tmp, 'recounted.json');
     fs.writeFileSync(recounted, fs.readFileSync(a[2], 'utf8').replace('"count":4', '"count":5'));
     cases.push([[a[0], a[1], recounted, a[3]], /recounted\.json: shard 2\/5 of a plan in 4 shards/]);
+    // A unit's result of the wrong shape (not covered by the plan's hash): refused, not a crash.
+    const broken = path.join(tmp, 'broken.json');
+    const text = fs.readFileSync(a[2], 'utf8');
+    assert.ok(text.includes('"errorNotes":[]'));
+    fs.writeFileSync(broken, text.replace('"errorNotes":[]', '"errorNotes":5'));
+    cases.push([[a[0], a[1], broken, a[3]], /broken\.json: .*errorNotes/]);
     const lint = path.join(tmp, 'lint.json');
     fs.writeFileSync(lint, '{"files": []}');
     cases.push([[lint], /not a shard's partial result/]);

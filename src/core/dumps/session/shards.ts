@@ -281,6 +281,36 @@ export function partialText(p: ShardPartial): string {
 
 const NUMBER_WORDS = new Set(['NaN', 'Infinity', '-Infinity']);
 
+/** Any number, NaN and the infinities too (a partial keeps them: `partialText`). */
+const anyNumber = v.custom<number>((x) => typeof x === 'number', 'a number');
+
+/** A sample's facts (run-summary.ts SampleFacts): numbers, or null where unknown. */
+const FactsSchema = v.record(v.string(), v.nullable(anyNumber));
+
+/** A LintPart as a partial holds it (lint-file.ts's shape): what `FileLinter.absorb` reads. */
+const LintPartSchema = loose({
+  samples: int(0, 1e12),
+  findings: list(
+    loose({
+      sample: int(0, 1e12),
+      rule: text(40),
+      positions: list(int(0, 1e12)),
+      message: v.string(),
+    }),
+  ),
+  rejections: list(
+    loose({ record: int(0, 1e12), field: v.string(), expected: v.string(), found: v.string() }),
+  ),
+  sources: list(v.picklist(['template', 'file', 'mask'])),
+  notes: list(v.tuple([v.string(), int(0, 1e12)])),
+  unknown: loose({ samples: int(0, 1e12), why: v.string() }),
+  fit: loose({ checked: v.boolean(), misfit: v.optional(v.string()) }),
+  internalErrors: int(0, 1e12),
+  errorNotes: list(v.string()),
+  fileFindings: list(loose({ rule: text(40), message: v.string() })),
+  episodes: v.boolean(),
+});
+
 const PartialSchema = strict(
   {
     kind: v.literal(SHARD_KIND),
@@ -299,14 +329,14 @@ const PartialSchema = strict(
       extra: v.record(v.string(), v.unknown()),
     }),
     results: list(
-      v.union([
-        loose({
+      v.variant('ok', [
+        v.looseObject({
           unit: int(0, 1e9),
           ok: v.literal(true),
-          part: loose({ samples: int(0, 1e12), findings: v.array(v.unknown()), fit: v.unknown() }),
-          facts: v.array(v.unknown()),
+          part: LintPartSchema,
+          facts: list(FactsSchema, 0, 1e9),
         }),
-        loose({ unit: int(0, 1e9), ok: v.literal(false), error: v.string() }),
+        v.looseObject({ unit: int(0, 1e9), ok: v.literal(false), error: v.string() }),
       ]),
     ),
   },

@@ -634,6 +634,8 @@ export function toolDefRanges(
  * system and a user turn, and a whole exchange. Each is headers and closers only.
  */
 function turnFrames(f: Family): string[] {
+  const known = framesOf.get(f.name);
+  if (known) return known;
   const frames = new Set<string>();
   const convs: ProbeMessage[][] = [
     [{ role: 'user', content: S.u1 }],
@@ -661,8 +663,12 @@ function turnFrames(f: Family): string[] {
     frames.add(r.value.slice(at));
   }
   frames.delete('');
+  framesOf.set(f.name, [...frames]);
   return [...frames];
 }
+
+/** turnFrames by family (a family's renders do not change). */
+const framesOf = new Map<FamilyName, string[]>();
 
 /**
  * The range [i, j) of `text` without the turn frames at its edges: at its start, the longest end

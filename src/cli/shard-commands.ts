@@ -21,8 +21,8 @@ import {
   SHARD_PART_BYTES,
   type ShardInput,
   type ShardPartial,
-  writeWhole,
 } from '../core/dumps/session/shards.js';
+import { writeFileAtomic } from '../core/durable.js';
 import { fail, ok, type Result } from '../core/schema.js';
 import { type Command, type OptionSpec, type OptionValues, UsageError } from './args.js';
 import { type LintIO, type PathRead, reportReads, tokenizerText } from './lint-report.js';
@@ -115,7 +115,7 @@ export async function lintShard(
   const text = `${partialText(partial)}\n`;
   const mine = planned.plan.units.filter((u) => u.shard === index);
   const mb = (mine.reduce((n, u) => n + u.bytes, 0) / 2 ** 20).toFixed(1);
-  if (o.out) await writeWhole(String(o.out), text);
+  if (o.out) writeFileAtomic(String(o.out), text);
   else io.out(text);
   say(
     `shard ${index}/${count}: ${mine.length} of ${planned.plan.units.length} units (${mb} MB) linted${o.out ? `; wrote ${o.out}` : ''}`,

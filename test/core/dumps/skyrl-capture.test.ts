@@ -259,26 +259,16 @@ describe('skyrl-capture committed records', () => {
     const a = await samplesOf(graph);
     const b = await samplesOf(record);
     assert.equal(a.samples.length, 2);
-    assert.deepEqual(
-      a.samples.map((s) => [
-        s.fileId,
-        s.ids,
-        s.lossMask,
-        s.samplerLogprobs,
-        s.completions,
-        s.reward,
-        s.group,
-      ]),
-      b.samples.map((s) => [
-        s.fileId,
-        s.ids,
-        s.lossMask,
-        s.samplerLogprobs,
-        s.completions,
-        s.reward,
-        s.group,
-      ]),
-    );
+    const fields = (s: (typeof a.samples)[number]) => [
+      s.fileId,
+      s.ids,
+      s.lossMask,
+      s.samplerLogprobs,
+      s.completions,
+      s.reward,
+      s.group,
+    ];
+    assert.deepEqual(a.samples.map(fields), b.samples.map(fields));
   });
 });
 

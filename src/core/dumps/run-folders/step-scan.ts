@@ -113,15 +113,7 @@ function tokenizerHash(tok: DumpTokenizer): string {
 export async function scanDumpFile(file: string, opts: StepScanOptions = {}): Promise<FileScan> {
   const key = await fileScanKey(file, opts);
   const before = await nodeRunFs.look(file);
-  const { cancelled: _, format: __, ...none } = emptyFileLint(file, 'jsonl');
-  const empty = { ...none, facts: [] };
-  if (!before)
-    return {
-      ...empty,
-      format: null,
-      error: `${file}: cannot be read (missing or not a file)`,
-      cached: false,
-    };
+  if (!before) return unreadableScan(file, `${file}: cannot be read (missing or not a file)`);
   const hit = await opts.cache?.get(file, before, key);
   if (hit) {
     const { format, samples, facts, findings, rejections, ownerSources, fileFindings, coverage } = hit;
@@ -139,7 +131,7 @@ export async function scanDumpFile(file: string, opts: StepScanOptions = {}): Pr
     };
   }
   const r = await lintWithFacts(file, opts);
-  if (!r.ok) return { ...empty, format: null, error: r.error, cached: false };
+  if (!r.ok) return unreadableScan(file, r.error);
   const { cancelled, facts, ...lint } = r.value;
   const scan: FileScan = { ...lint, facts, cached: false };
   const after = await nodeRunFs.look(file);

@@ -16,7 +16,6 @@
  * merge lints that file again itself, from the plan's tokenizer folder (it needs the files).
  */
 import { createHash } from 'node:crypto';
-import * as fs from 'node:fs';
 import * as v from 'valibot';
 import { fail, int, list, loose, ok, parse, type Result, strict, text } from '../../schema.js';
 import { type FileCoverage, FileCoverageSchema } from '../lint/coverage.js';
@@ -33,8 +32,9 @@ import { openDumpFile } from '../readers/dump-file.js';
 import { type DumpFormat, readerOf } from '../readers/formats/index.js';
 import { type LineRange, lineRanges } from '../readers/lines.js';
 import { nodeRunFs, type RunStep } from '../run-folders/run-folder.js';
-import { factsOf, type SampleFacts } from '../run-folders/run-summary.js';
+import type { SampleFacts } from '../run-folders/run-summary.js';
 import type { DumpTokenizer } from '../templates/hf-tokenizer.js';
+import { SampleGatherer } from './gather.js';
 import { type LintPool, type PartOptions, type PartTask, runPartTask, tokenizerPrint } from './lint-pool.js';
 import { loadTokenizerCached } from './tokenizer-choice.js';
 
@@ -515,20 +515,13 @@ async function lintAgain(f: ShardFile, _plan: ShardPlan, why: string): Promise<R
       );
     tok = loaded.tok;
   }
-  const facts: SampleFacts[] = [];
+  const g = new SampleGatherer(f.facts ? 'facts' : undefined, tok);
   const { coverage: _, ...opts } = linterOpts(f);
   const r = await lintFile(f.file, {
     ...opts,
     format: f.format ?? 'auto',
     tok,
-    onSample: f.facts ? (s, _x, at) => facts.push(factsOf(s, at.owners, at.line)) : undefined,
+    onSample: f.facts ? (s, x, at) => g.add(s, x, at) : undefined,
   });
-  return r.ok ? ok({ ...r.value, facts, file: f.file }) : r;
-}
-
-/** Write `text` to `file` whole or not at all (a temporary file beside it, then renamed). */
-export async function writeWhole(file: string, content: string): Promise<void> {
-  const tmp = `${file}.${process.pid}.tmp`;
-  await fs.promises.writeFile(tmp, content);
-  await fs.promises.rename(tmp, file);
+  return r.ok ? ok({ ...r.value, facts: g.result().facts, file: f.file }) : r;
 }

@@ -65,13 +65,29 @@ function misfitFile(): string {
   return file;
 }
 
+/**
+ * A fixture run folder copied to the temp folder with its files dated ten minutes back: every step
+ * is complete for every shard. (A fresh clone's files are seconds old, and a run's last step counts
+ * as still being written for a minute: shards started either side of that minute plan different
+ * runs, which the merge rightly refuses.)
+ */
+function settled(name: string): string {
+  const dir = path.join(tmp, 'settled', name);
+  fs.cpSync(at(name), dir, { recursive: true });
+  const old = new Date(Date.now() - 600_000);
+  for (const f of fs.readdirSync(dir, { recursive: true }) as string[])
+    fs.utimesSync(path.join(dir, f), old, old);
+  return dir;
+}
+
+const PRIME_RL = settled('prime-rl');
 const PATHS = [
   at('nemo-rl-buggy.jsonl'),
-  at('prime-rl'),
-  at('skyrl-export'),
-  at('nemo-rl'),
+  PRIME_RL,
+  settled('skyrl-export'),
+  settled('nemo-rl'),
   at('turns-verifiers.jsonl'),
-  at('harbor'),
+  settled('harbor'),
 ];
 
 /** Four shards of `lint PATHS... ARGS`, at once, each writing its partial; their partials' paths. */
@@ -106,7 +122,7 @@ describe('lint --shard I/N and merge', () => {
         cli(['merge', ...parts, ...mode]),
       ]);
       assert.ok(one.out.length > 0);
-      assert.equal(merged.out, one.out, `stdout ${mode.join(' ')}`);
+      assert.equal(merged.out, one.out, `stdout ${mode.join(' ')} (merge said: ${merged.err})`);
       assert.equal(said(merged.err), one.err, `stderr ${mode.join(' ')}`);
       assert.equal(merged.code, one.code);
       assert.equal(one.code, 2, 'the mixed file has bad lines: exit 2');
@@ -137,8 +153,8 @@ describe('lint --shard I/N and merge', () => {
   });
 
   it('refuses partials that cannot be joined, with the reason', async () => {
-    const a = await shards([at('nemo-rl-buggy.jsonl'), at('prime-rl')], [], 'c');
-    const other = await shards([at('nemo-rl-buggy.jsonl'), at('prime-rl')], ['--rules', 'mask-on-tool'], 'd');
+    const a = await shards([at('nemo-rl-buggy.jsonl'), PRIME_RL], [], 'c');
+    const other = await shards([at('nemo-rl-buggy.jsonl'), PRIME_RL], ['--rules', 'mask-on-tool'], 'd');
     const cases: [string[], RegExp][] = [
       [a.slice(0, 3), /1 of 4 shards missing: 3 \(give the partial of every shard, 0 to 3\)/],
       [[...a, a[1]], /shard 1 is given twice/],
